@@ -1,0 +1,124 @@
+/// @file detail/fixed_ring.hpp
+/// @brief The per-thread single-producer/single-consumer ring of fixed-size records.
+///
+/// Never include this header directly: include <gpuprobe/gpuprobe.hpp>. Its contents may change
+/// in any release.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "gpuprobe/call_site.hpp"
+
+namespace gpuprobe::detail {
+
+/// What a Record holds.
+enum class RecordKind : std::uint32_t {
+  kRange = 0,    ///< `begin`..`end` in ticks.
+  kInstant = 1,  ///< `begin` in ticks; `end` unused.
+  kCounter = 2,  ///< `begin` in ticks; `end` holds the bits of a double.
+};
+
+/// One event as the hot path writes it: two words of payload and a pointer to its call site.
+/// 32 bytes, so two records share a cache line and a ring of 32768 records is 1 MiB.
+struct Record {
+  std::uint64_t begin;
+  std::uint64_t end;
+  const CallSite* site;
+  RecordKind kind;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(Record) == 32, "Record must stay 32 bytes");
+
+/// A bounded single-producer/single-consumer queue of Records.
+///
+/// The producer is the thread that owns the ring; the consumer is the collector. Indices grow
+/// without bound and are masked on use, so `head - tail` is the fill level even after wrapping.
+/// When the ring is full the newest record is dropped and counted: the producer never waits and
+/// never overwrites what the consumer has not read.
+class FixedRing {
+ public:
+  FixedRing() = default;
+  FixedRing(const FixedRing&) = delete;
+  FixedRing& operator=(const FixedRing&) = delete;
+
+  /// Points the ring at `slots`, `capacity` records (a power of two), and empties it. Only call
+  /// while no producer or consumer uses the ring.
+  void reset(Record* slots, std::uint64_t capacity) noexcept {
+    slots_ = slots;
+    mask_ = capacity - 1;
+    head_.store(0, std::memory_order_relaxed);
+    tail_.store(0, std::memory_order_relaxed);
+    cached_tail_ = 0;
+    dropped_.store(0, std::memory_order_relaxed);
+  }
+
+  /// Producer: the slot to fill next, or nullptr (and one more drop) when the ring is full.
+  Record* try_reserve() noexcept {
+    const std::uint64_t head = head_.load(std::memory_order_relaxed);
+    if (head - cached_tail_ > mask_) {
+      // Acquire pairs with the consumer's release in drain(): once we see its tail, its reads of
+      // those slots are finished and we may overwrite them.
+      cached_tail_ = tail_.load(std::memory_order_acquire);
+      if (head - cached_tail_ > mask_) {
+        // Only this thread writes the counter, so a load and a store are enough; the atomic is
+        // for the consumer's concurrent reads.
+        dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return nullptr;
+      }
+    }
+    return &slots_[head & mask_];
+  }
+
+  /// Producer: publishes the slot returned by the last try_reserve().
+  void commit() noexcept {
+    // Release pairs with the consumer's acquire of head_: the record's fields are visible before
+    // the index that exposes them.
+    head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+
+  /// Consumer: calls `visit(const Record&)` for every published record in order and frees their
+  /// slots. Returns how many were visited.
+  template <class Visit>
+  std::uint64_t drain(Visit&& visit) {
+    const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
+    const std::uint64_t head = head_.load(std::memory_order_acquire);
+    for (std::uint64_t i = tail; i != head; ++i) visit(slots_[i & mask_]);
+    tail_.store(head, std::memory_order_release);
+    return head - tail;
+  }
+
+  /// Consumer: frees every published record without reading it. Returns how many.
+  std::uint64_t discard() noexcept {
+    const std::uint64_t head = head_.load(std::memory_order_acquire);
+    const std::uint64_t tail = tail_.exchange(head, std::memory_order_release);
+    return head - tail;
+  }
+
+  /// Records dropped because the ring was full, since reset(). Any thread.
+  std::uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
+
+  /// The number of slots.
+  std::uint64_t capacity() const noexcept { return mask_ + 1; }
+
+ private:
+  // Producer-side fields, together on one cache line with the owner's epoch (see ThreadRing).
+  std::atomic<std::uint64_t> head_{0};
+  std::uint64_t cached_tail_ = 0;
+  std::atomic<std::uint64_t> dropped_{0};
+  Record* slots_ = nullptr;
+  std::uint64_t mask_ = 0;
+  // The consumer's index on a line of its own, so the collector's stores do not invalidate the
+  // producer's line on every drain.
+  alignas(64) std::atomic<std::uint64_t> tail_{0};
+};
+
+/// What the hot path needs of a thread's ring: the ring and the session epoch it was handed out
+/// for. The library extends it with bookkeeping the hot path never touches.
+struct alignas(64) ThreadRing {
+  std::uint32_t epoch = 0;
+  FixedRing ring;
+};
+
+}  // namespace gpuprobe::detail

@@ -1,0 +1,164 @@
+/// @file range.hpp
+/// @brief Recording: scoped ranges, instants and counters, and the macros that create them.
+///
+/// This is the whole hot path. A range that records is: one relaxed load of the gate, a branch,
+/// a clock read at each end, and one 32-byte record written into the thread's ring (`emit` in
+/// detail/gate.hpp: check the ring, reserve a slot, write time and pointer, commit). With no
+/// session running it is the load and the branch. With `GPUPROBE_DISABLE` defined the macros
+/// compile to nothing; the classes and functions below stay available and keep working.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include "gpuprobe/call_site.hpp"
+#include "gpuprobe/detail/gate.hpp"
+
+namespace gpuprobe {
+
+/// Records the time from its construction to its destruction as one range on this thread.
+///
+/// Ranges nest: a range opened inside another closes first. While a session records with NVTX
+/// on, each range is also pushed to and popped from the NVTX domain "gpuprobe", so Nsight
+/// Systems shows the same names. A range is recorded only if its category was enabled when it
+/// opened and the session that was running then is still running when it closes; a range still
+/// open when a session stops is not recorded.
+class ScopedRange {
+ public:
+  /// A range for a static call site (what `GPUPROBE_RANGE` declares).
+  explicit ScopedRange(const CallSite& site) noexcept
+      : site_(&site), gate_(detail::gate_for(site.category)) {
+    if (GPUPROBE_UNLIKELY(gate_ != 0)) open();
+  }
+
+  /// A range with a run-time name. The name is interned on its first use (one lock and one
+  /// allocation per distinct name, ever) and found in a per-thread cache after that.
+  explicit ScopedRange(std::string_view name, Category category = Category::kApp) noexcept
+      : site_(nullptr), gate_(detail::gate_for(category)) {
+    if (GPUPROBE_UNLIKELY(gate_ != 0)) {
+      site_ = detail::intern(name, category);
+      open();
+    }
+  }
+
+  ~ScopedRange() {
+    if (GPUPROBE_UNLIKELY(gate_ != 0)) close();
+  }
+
+  ScopedRange(const ScopedRange&) = delete;
+  ScopedRange& operator=(const ScopedRange&) = delete;
+  void* operator new(std::size_t) = delete;
+
+ private:
+  void open() noexcept {
+    // NVTX first, so that its cost falls outside the measured interval.
+    if (gate_ & detail::kNvtxBit) detail::nvtx_push(*site_);
+    begin_ = detail::now_ticks(gate_);
+  }
+
+  void close() noexcept {
+    detail::emit(gate_, detail::RecordKind::kRange, site_, begin_, detail::now_ticks(gate_));
+    if (gate_ & detail::kNvtxBit) detail::nvtx_pop();
+  }
+
+  const CallSite* site_;
+  std::uint64_t gate_;  // the gate seen at construction, or 0 when this range does not record
+  std::uint64_t begin_ = 0;
+};
+
+/// Records a point in time on this thread for a static call site.
+inline void instant(const CallSite& site) noexcept {
+  const std::uint64_t gate = detail::gate_for(site.category);
+  if (GPUPROBE_LIKELY(gate == 0)) return;
+  if (gate & detail::kNvtxBit) detail::nvtx_mark(site);
+  detail::emit(gate, detail::RecordKind::kInstant, &site, detail::now_ticks(gate), 0);
+}
+
+/// Records a point in time on this thread, e.g. `gpuprobe::instant("checkpoint")`.
+inline void instant(std::string_view name, Category category = Category::kApp) noexcept {
+  if (GPUPROBE_LIKELY(detail::gate_for(category) == 0)) return;
+  instant(*detail::intern(name, category));
+}
+
+/// Records the value of a counter (a queue depth, bytes in use) at this moment.
+inline void counter(const CallSite& site, double value) noexcept {
+  const std::uint64_t gate = detail::gate_for(site.category);
+  if (GPUPROBE_LIKELY(gate == 0)) return;
+  std::uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  detail::emit(gate, detail::RecordKind::kCounter, &site, detail::now_ticks(gate), bits);
+}
+
+/// Records the value of a counter, e.g. `gpuprobe::counter("queue_depth", 12.0)`.
+inline void counter(std::string_view name, double value,
+                    Category category = Category::kApp) noexcept {
+  if (GPUPROBE_LIKELY(detail::gate_for(category) == 0)) return;
+  counter(*detail::intern(name, category), value);
+}
+
+/// Names the calling thread in every output ("thread 1234 (name)"). The default is the name the
+/// OS knows (pthread_setname_np). Cheap to call repeatedly with the same name.
+void set_thread_name(std::string_view name) noexcept;
+
+/// Switches a category on or off, for the running session and the ones that follow. Ranges
+/// already open keep the state they saw when they opened.
+void set_category_enabled(Category category, bool enabled) noexcept;
+
+/// True if `category` is switched on (whether or not a session is running).
+bool category_enabled(Category category) noexcept;
+
+/// Gives a `kUser*` category a name usable in config strings (`categories=app+io`) and shown in
+/// outputs. Returns false (and changes nothing) for built-in categories and invalid names.
+bool name_category(Category category, std::string_view name) noexcept;
+
+}  // namespace gpuprobe
+
+#define GPUPROBE_DETAIL_CONCAT2(a, b) a##b
+#define GPUPROBE_DETAIL_CONCAT(a, b) GPUPROBE_DETAIL_CONCAT2(a, b)
+#define GPUPROBE_DETAIL_SITE(category, name)                                                    \
+  static constexpr ::gpuprobe::CallSite GPUPROBE_DETAIL_CONCAT(gpuprobe_site_, __LINE__) {      \
+    name, __FUNCTION__, __FILE__, __LINE__, ::gpuprobe::detail::site_color(__FILE__, __LINE__), \
+        category                                                                                \
+  }
+
+#if defined(GPUPROBE_DISABLE)
+
+#define GPUPROBE_RANGE_IN(category, name) static_cast<void>(0)
+#define GPUPROBE_RANGE(name) static_cast<void>(0)
+#define GPUPROBE_FUNCTION() static_cast<void>(0)
+#define GPUPROBE_INSTANT(name) static_cast<void>(0)
+#define GPUPROBE_COUNTER(name, value) static_cast<void>(0)
+
+#else
+
+/// Records a range named `name` (a string literal) in `category` until the end of the scope.
+/// Like every range macro it is a declaration: give it a scope of its own (braces), not the
+/// bare body of an `if` or a loop.
+#define GPUPROBE_RANGE_IN(category, name)                                     \
+  GPUPROBE_DETAIL_SITE(category, name);                                       \
+  ::gpuprobe::ScopedRange GPUPROBE_DETAIL_CONCAT(gpuprobe_range_, __LINE__) { \
+    GPUPROBE_DETAIL_CONCAT(gpuprobe_site_, __LINE__)                          \
+  }
+
+/// Records a range named `name` (a string literal) until the end of the scope.
+#define GPUPROBE_RANGE(name) GPUPROBE_RANGE_IN(::gpuprobe::Category::kApp, name)
+
+/// Records a range named after the enclosing function until the end of the scope.
+#define GPUPROBE_FUNCTION() GPUPROBE_RANGE_IN(::gpuprobe::Category::kApp, __FUNCTION__)
+
+/// Records an instant named `name` (a string literal) with no per-call string work.
+#define GPUPROBE_INSTANT(name)                                             \
+  do {                                                                     \
+    GPUPROBE_DETAIL_SITE(::gpuprobe::Category::kApp, name);                \
+    ::gpuprobe::instant(GPUPROBE_DETAIL_CONCAT(gpuprobe_site_, __LINE__)); \
+  } while (0)
+
+/// Records a counter value under `name` (a string literal) with no per-call string work.
+#define GPUPROBE_COUNTER(name, value)                                               \
+  do {                                                                              \
+    GPUPROBE_DETAIL_SITE(::gpuprobe::Category::kApp, name);                         \
+    ::gpuprobe::counter(GPUPROBE_DETAIL_CONCAT(gpuprobe_site_, __LINE__), (value)); \
+  } while (0)
+
+#endif

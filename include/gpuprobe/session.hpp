@@ -1,0 +1,78 @@
+/// @file session.hpp
+/// @brief `gpuprobe::Session`: starts recording from a config string and writes the outputs it
+/// names when it stops.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuprobe/sink.hpp"
+#include "gpuprobe/status.hpp"
+
+namespace gpuprobe {
+
+namespace detail {
+class SessionCore;
+}
+
+/// A recording session.
+///
+/// The config string is `key=value` pairs separated by commas; `+` joins several values inside
+/// one key. `Session::help()` lists every key. For example:
+///
+///     gpuprobe::Session session("chrome=trace.json,ring=65536");
+///     if (!session.ok()) std::cerr << session.error() << "\n";
+///
+/// One session records at a time in a process. A session that could not start (bad config,
+/// unwritable output, another session running) records nothing and says why in error(); the
+/// program goes on. Stopping (stop() or the destructor) drains every thread's ring, writes and
+/// closes the outputs. A session is never restarted: create a new one.
+///
+/// Setting the environment variable `GPUPROBE` to a config string starts a session when the
+/// program loads gpuprobe and stops it at normal exit, with no code change.
+class Session {
+ public:
+  /// Starts recording with the sinks the config names.
+  explicit Session(std::string_view config);
+
+  /// Starts recording with the sinks the config names plus `extra` sinks.
+  Session(std::string_view config, std::vector<std::shared_ptr<Sink>> extra);
+
+  /// Stops the session if it is still running.
+  ~Session();
+
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  /// True while no error has happened: the session started and every output works so far.
+  bool ok() const noexcept;
+
+  /// Every error so far, one per line; empty when ok().
+  std::string error() const;
+
+  /// True between a successful start and stop().
+  bool running() const noexcept;
+
+  /// Stops recording, drains all rings, writes and closes the outputs. Returns the first error of
+  /// the session, if any. Further calls return the same.
+  Status stop();
+
+  /// Drains every thread's ring now and hands the events to the outputs, instead of waiting for
+  /// the collector's next period. Returns when done. No effect when not running.
+  void flush();
+
+  /// Totals and per-thread counts as of the collector's latest drain (final after stop()).
+  Stats stats() const;
+
+  /// The config keys with their values and defaults, for --help output.
+  static std::string help();
+
+ private:
+  std::unique_ptr<detail::SessionCore> core_;
+};
+
+}  // namespace gpuprobe

@@ -1,0 +1,142 @@
+/// @file sink.hpp
+/// @brief The interface between the collector and the outputs: decoded events, the time base
+/// that turns ticks into nanoseconds, per-thread statistics, and `Sink`, which every output
+/// format implements.
+///
+/// Sinks run on the collector thread, never on a recording thread, so they may allocate, format
+/// and do I/O. A sink is called by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuprobe/call_site.hpp"
+#include "gpuprobe/status.hpp"
+
+namespace gpuprobe {
+
+/// Converts the session's clock ticks into nanoseconds since the Unix epoch.
+///
+/// The mapping is a line through calibration points taken at session start and refreshed while
+/// the session runs and at its stop, so it is as good as the latest point when a batch is
+/// written. Wall time is anchored once, at start: a later step of the system clock (NTP) does
+/// not move events.
+class TimeBase {
+ public:
+  TimeBase() = default;
+  TimeBase(std::uint64_t ref_ticks, std::int64_t ref_wall_ns, double ns_per_tick)
+      : ref_ticks_(ref_ticks), ref_wall_ns_(ref_wall_ns), ns_per_tick_(ns_per_tick) {}
+
+  /// Nanoseconds since the Unix epoch at `ticks`. Doubles carry 53 bits, so the product is exact
+  /// to well under a nanosecond for spans of months.
+  std::int64_t wall_ns(std::uint64_t ticks) const noexcept {
+    const double delta = static_cast<double>(static_cast<std::int64_t>(ticks - ref_ticks_));
+    return ref_wall_ns_ +
+           static_cast<std::int64_t>(delta * ns_per_tick_ + (delta < 0 ? -0.5 : 0.5));
+  }
+
+  /// Nanoseconds between two tick values.
+  std::int64_t duration_ns(std::uint64_t from, std::uint64_t to) const noexcept {
+    return wall_ns(to) - wall_ns(from);
+  }
+
+  /// Nanoseconds per tick.
+  double ns_per_tick() const noexcept { return ns_per_tick_; }
+
+ private:
+  std::uint64_t ref_ticks_ = 0;
+  std::int64_t ref_wall_ns_ = 0;
+  double ns_per_tick_ = 1.0;
+};
+
+/// What kind of event an Event is.
+enum class EventType : std::uint8_t {
+  kRange,    ///< `begin`..`end`.
+  kInstant,  ///< at `begin`.
+  kCounter,  ///< `value` at `begin`.
+};
+
+/// One decoded event. Times are in ticks; convert them with the batch's TimeBase.
+struct Event {
+  EventType type;
+  std::uint32_t thread;  ///< Index into EventBatch::threads.
+  const CallSite* site;  ///< Name, category, source location. Lives for the whole process.
+  std::uint64_t begin;
+  std::uint64_t end;  ///< Equal to `begin` for instants and counters.
+  double value;       ///< The counter value; 0 otherwise.
+};
+
+/// A thread that recorded in this session.
+struct ThreadInfo {
+  std::int64_t os_tid = 0;    ///< The kernel's thread id (gettid).
+  std::string name;           ///< set_thread_name(), else the OS thread name.
+  std::uint64_t written = 0;  ///< Events delivered to the sinks.
+  std::uint64_t dropped = 0;  ///< Events lost because the thread's ring was full.
+};
+
+/// The state of a session: totals and one row per thread that recorded. Every output carries it,
+/// so a trace always says how much of what happened it does not show.
+struct Stats {
+  std::uint64_t written = 0;           ///< Events delivered to the sinks.
+  std::uint64_t dropped = 0;           ///< Events lost to full rings. written + dropped = produced.
+  std::uint64_t ring_capacity = 0;     ///< Records per thread ring.
+  std::uint64_t names_overflowed = 0;  ///< Dynamic names not interned because the table was full.
+  std::vector<ThreadInfo> threads;     ///< Indexed like Event::thread.
+};
+
+/// Facts about the session, given to each sink when it opens.
+struct TraceInfo {
+  std::int64_t pid = 0;
+  std::string process_name;
+  std::int64_t start_wall_ns = 0;  ///< Session start, ns since the Unix epoch.
+  int rank = -1;                   ///< Distributed rank, or -1 when unknown.
+  int world_size = -1;             ///< Number of ranks, or -1 when unknown.
+  std::string clock;               ///< "tsc" or "monotonic".
+  bool nvtx = false;               ///< Ranges are also pushed to an attached NVTX tool.
+  std::string config;              ///< The config string the session started from.
+};
+
+/// Events handed to a sink in one call.
+struct EventBatch {
+  const Event* events = nullptr;
+  std::size_t size = 0;
+  const TimeBase* time = nullptr;
+  /// Every thread seen so far in this session, indexed by Event::thread. Counts are those of the
+  /// previous drain; Stats at close has the final ones.
+  const std::vector<ThreadInfo>* threads = nullptr;
+
+  const Event* begin() const noexcept { return events; }
+  const Event* end() const noexcept { return events + size; }
+};
+
+/// An output. The collector calls open() once, write() for each batch, and close() once, all on
+/// the collector thread. A failing call returns an error; the collector reports it once, stops
+/// calling that sink, and keeps the others going.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+
+  /// Prepares the output, e.g. creates a temporary file. An error here is reported before the
+  /// session starts recording.
+  virtual Status open(const TraceInfo& info) = 0;
+
+  /// Consumes events. The batch and its events are valid only during the call.
+  virtual Status write(const EventBatch& batch) = 0;
+
+  /// Finishes the output with the final statistics and the final time base.
+  virtual Status close(const Stats& stats, const TimeBase& time) = 0;
+};
+
+/// Creates a sink from the value of its config key, e.g. "trace.json" for `chrome=trace.json`.
+using SinkFactory = std::function<std::unique_ptr<Sink>(std::string_view value)>;
+
+/// Makes `key=value` in config strings create a sink with `factory`. `value_hint` and `help` are
+/// shown by Session::help(). Fails if `key` is taken by an option or another sink.
+Status register_sink(std::string_view key, std::string_view value_hint, std::string_view help,
+                     SinkFactory factory);
+
+}  // namespace gpuprobe

@@ -1,0 +1,42 @@
+// Category names and the set of enabled categories, and the gate word that publishes them to
+// the hot path together with the session's settings.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gpuprobe/call_site.hpp"
+
+namespace gpuprobe::core {
+
+// Every category that exists, as a bit mask (built-ins and kUser0..kUser7).
+inline constexpr std::uint32_t kAllCategories = 0xFF0000FFu;
+
+// The name of `category` as config strings and outputs use it ("app", "gc", "user3" or the name
+// given with name_category()).
+std::string category_name(Category category);
+
+// The category called `name`, if any.
+std::optional<Category> category_by_name(std::string_view name);
+
+// The enabled categories as a mask over kAllCategories.
+std::uint32_t enabled_categories() noexcept;
+
+// Sets the bits in `set` and clears those in `clear`, and republishes the gate.
+void update_enabled_categories(std::uint32_t set, std::uint32_t clear) noexcept;
+
+// What a running session publishes through the gate besides the categories.
+struct GateSettings {
+  std::uint32_t epoch;  // 1..65535
+  bool nvtx;
+  bool tsc;
+};
+
+// Opens the gate: from now on events in enabled categories record for the session `settings`
+// describes. Closing sets it to zero, so that nothing records.
+void open_gate(const GateSettings& settings) noexcept;
+void close_gate() noexcept;
+
+}  // namespace gpuprobe::core

@@ -1,0 +1,161 @@
+#include "core/collector.h"
+
+#include <cstring>
+#include <exception>
+
+#include "core/name_table.h"
+
+namespace gpuprobe::core {
+namespace {
+
+// Events per sink call: large enough to amortize the call, small enough to stay in cache.
+constexpr std::size_t kBatchCapacity = 16384;
+
+Event decode(const detail::Record& r, std::uint32_t thread) noexcept {
+  Event e{EventType::kRange, thread, r.site, r.begin, r.begin, 0.0};
+  switch (r.kind) {
+    case detail::RecordKind::kRange:
+      e.end = r.end;
+      break;
+    case detail::RecordKind::kInstant:
+      e.type = EventType::kInstant;
+      break;
+    case detail::RecordKind::kCounter:
+      e.type = EventType::kCounter;
+      std::memcpy(&e.value, &r.end, sizeof e.value);
+      break;
+  }
+  return e;
+}
+
+}  // namespace
+
+Collector::Collector(std::vector<SinkSlot> sinks, const Calibration& calibration,
+                     const CollectorOptions& options, ErrorLog* errors)
+    : sinks_(std::move(sinks)),
+      calibration_(calibration),
+      time_(calibration.time_base()),
+      options_(options),
+      errors_(errors) {
+  batch_.reserve(kBatchCapacity);
+}
+
+Collector::~Collector() {
+  if (thread_.joinable()) stop();
+}
+
+void Collector::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void Collector::run() {
+  std::unique_lock<std::mutex> lock(wake_mu_);
+  while (!stopping_) {
+    wake_.wait_for(lock, options_.period, [this] { return stopping_; });
+    if (stopping_) break;
+    lock.unlock();
+    drain();
+    lock.lock();
+  }
+}
+
+void Collector::stop() {
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  drain();
+  const Stats final_stats = stats();
+  std::lock_guard<std::mutex> lock(drain_mu_);
+  call_sinks([&](Sink& sink) { return sink.close(final_stats, time_); });
+}
+
+void Collector::drain() {
+  std::lock_guard<std::mutex> lock(drain_mu_);
+  calibration_.refresh();
+  time_ = calibration_.time_base();
+  ThreadRegistry& registry = ThreadRegistry::get();
+  registry.snapshot(&rings_);
+  for (ThreadState* ring : rings_) {
+    // Read before draining: once released, everything the owner wrote is already published.
+    const bool released = ring->released.load(std::memory_order_acquire);
+    if (ring->epoch != options_.epoch) {
+      ring->ring.discard();  // left over from a session that has ended
+    } else {
+      // The row exists before any of its events reaches a sink.
+      prepare_row(*ring);
+      const std::uint32_t index = ring->index;
+      const std::uint64_t n = ring->ring.drain([&](const detail::Record& r) {
+        batch_.push_back(decode(r, index));
+        if (batch_.size() == kBatchCapacity) deliver();
+      });
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      rows_[index].written += n;
+      rows_[index].dropped = ring->ring.dropped();
+    }
+    if (released) registry.recycle(ring);
+  }
+  deliver();
+}
+
+void Collector::prepare_row(const ThreadState& ring) {
+  const std::uint32_t index = ring.index;
+  const std::uint32_t version = ring.name_version.load(std::memory_order_relaxed);
+  std::string name;
+  const bool renamed = index >= name_versions_.size() || name_versions_[index] != version;
+  if (renamed) name = ThreadRegistry::get().name_of(&ring);
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  if (index >= rows_.size()) {
+    rows_.resize(index + 1);
+    name_versions_.resize(index + 1, ~0u);
+  }
+  ThreadInfo& row = rows_[index];
+  row.os_tid = ring.os_tid;
+  if (renamed) {
+    row.name = std::move(name);
+    name_versions_[index] = version;
+  }
+}
+
+void Collector::deliver() {
+  if (batch_.empty()) return;
+  const EventBatch batch{batch_.data(), batch_.size(), &time_, &rows_};
+  call_sinks([&](Sink& sink) { return sink.write(batch); });
+  batch_.clear();
+}
+
+template <class Call>
+void Collector::call_sinks(Call&& call) {
+  for (SinkSlot& slot : sinks_) {
+    if (slot.failed) continue;
+    Status status;
+    try {
+      status = call(*slot.sink);
+    } catch (const std::exception& e) {
+      status = Status::Error(std::string("threw: ") + e.what());
+    } catch (...) {
+      status = Status::Error("threw an exception");
+    }
+    if (!status.ok()) {
+      slot.failed = true;
+      errors_->add("sink " + slot.label + ": " + status.message() + " (sink disabled)");
+    }
+  }
+}
+
+Stats Collector::stats() const {
+  Stats s;
+  s.ring_capacity = options_.ring_capacity;
+  s.names_overflowed = NameTable::get().overflowed();
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  s.threads = rows_;
+  for (const ThreadInfo& t : rows_) {
+    s.written += t.written;
+    s.dropped += t.dropped;
+  }
+  return s;
+}
+
+}  // namespace gpuprobe::core

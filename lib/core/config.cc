@@ -1,0 +1,227 @@
+#include "core/config.h"
+
+#include <charconv>
+#include <cstdlib>
+
+#include "core/categories.h"
+#include "core/clock.h"
+#include "core/sink_registry.h"
+
+namespace gpuprobe::core {
+namespace {
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+Status bad_value(std::string_view key, std::string_view value, std::string_view expected) {
+  return Status::Error("config key " + quoted(key) + ": " + quoted(value) + " is not " +
+                       std::string(expected));
+}
+
+template <class Int>
+bool parse_int(std::string_view s, Int min, Int max, Int* out) {
+  Int v{};
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < min || v > max) return false;
+  *out = v;
+  return true;
+}
+
+bool parse_switch(std::string_view s, bool* out) {
+  if (s == "on" || s == "1" || s == "true" || s == "yes") return *out = true, true;
+  if (s == "off" || s == "0" || s == "false" || s == "no") return *out = false, true;
+  return false;
+}
+
+std::uint64_t round_up_pow2(std::uint64_t v) {
+  std::uint64_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+Status apply_ring(std::string_view v, Config& c) {
+  std::uint64_t n = 0;
+  if (!parse_int<std::uint64_t>(v, 16, std::uint64_t{1} << 26, &n)) {
+    return bad_value("ring", v, "a record count from 16 to 67108864");
+  }
+  c.ring_capacity = round_up_pow2(n);
+  return {};
+}
+
+Status apply_flush_ms(std::string_view v, Config& c) {
+  if (!parse_int<std::uint32_t>(v, 1, 10000, &c.flush_ms)) {
+    return bad_value("flush_ms", v, "a number of milliseconds from 1 to 10000");
+  }
+  return {};
+}
+
+Status apply_nvtx(std::string_view v, Config& c) {
+  if (!parse_switch(v, &c.nvtx)) return bad_value("nvtx", v, "on or off");
+  return {};
+}
+
+Status apply_clock(std::string_view v, Config& c) {
+  if (v == "auto") {
+    c.clock = ClockChoice::kAuto;
+  } else if (v == "tsc") {
+    if (!tsc_is_invariant())
+      return Status::Error("config key 'clock': this CPU has no invariant TSC");
+    c.clock = ClockChoice::kTsc;
+  } else if (v == "monotonic") {
+    c.clock = ClockChoice::kMonotonic;
+  } else {
+    return bad_value("clock", v, "auto, tsc or monotonic");
+  }
+  return {};
+}
+
+Status apply_categories(std::string_view v, Config& c) {
+  if (v == "all") {
+    c.categories = kAllCategories;
+    return {};
+  }
+  std::uint32_t mask = 0;
+  while (!v.empty()) {
+    const std::size_t plus = v.find('+');
+    const std::string_view name = v.substr(0, plus);
+    const std::optional<Category> category = category_by_name(name);
+    if (!category) {
+      return Status::Error("config key 'categories': unknown category " + quoted(name) +
+                           " (known: app, step, python, torch, compile, gc, alloc, cuda, "
+                           "user0..user7 or names given with name_category)");
+    }
+    mask |= 1u << static_cast<unsigned>(*category);
+    v = plus == std::string_view::npos ? std::string_view() : v.substr(plus + 1);
+  }
+  c.categories = mask;
+  return {};
+}
+
+Status apply_rank(std::string_view v, Config& c) {
+  if (!parse_int(v, 0, 1 << 24, &c.rank)) return bad_value("rank", v, "a rank from 0");
+  return {};
+}
+
+Status apply_world_size(std::string_view v, Config& c) {
+  if (!parse_int(v, 1, 1 << 24, &c.world_size)) return bad_value("world_size", v, "a count from 1");
+  return {};
+}
+
+Status apply_names(std::string_view v, Config& c) {
+  if (!parse_int<std::uint32_t>(v, 1, 1u << 24, &c.max_names)) {
+    return bad_value("names", v, "a count from 1 to 16777216");
+  }
+  return {};
+}
+
+struct OptionSpec {
+  std::string_view key;
+  std::string_view value_hint;
+  std::string_view default_value;
+  std::string_view help;
+  Status (*apply)(std::string_view value, Config& config);
+};
+
+constexpr OptionSpec kOptions[] = {
+    {"ring", "RECORDS", "32768",
+     "records per thread ring (rounded up to a power of two; 32 bytes each). When a ring is "
+     "full the newest event is dropped and counted",
+     apply_ring},
+    {"flush_ms", "MS", "20", "how often the collector drains the rings", apply_flush_ms},
+    {"nvtx", "on|off", "on",
+#if GPUPROBE_HAVE_NVTX
+     "also push NVTX ranges (domain \"gpuprobe\") when an NVTX tool such as Nsight Systems is "
+     "attached",
+#else
+     "also push NVTX ranges (this build has no NVTX headers: no effect)",
+#endif
+     apply_nvtx},
+    {"clock", "auto|tsc|monotonic", "auto",
+     "timestamp source; auto uses the TSC when it is invariant, else CLOCK_MONOTONIC", apply_clock},
+    {"categories", "all|NAME+NAME...", "all",
+     "categories to record: app, step, python, torch, compile, gc, alloc, cuda, user0..user7",
+     apply_categories},
+    {"rank", "N", "$RANK", "distributed rank written into the outputs", apply_rank},
+    {"world_size", "N", "$WORLD_SIZE", "number of ranks written into the outputs",
+     apply_world_size},
+    {"names", "N", "65536",
+     "most distinct run-time names; later ones record as \"<name table full>\" and are counted",
+     apply_names},
+};
+
+const OptionSpec* find_option(std::string_view key) {
+  for (const OptionSpec& o : kOptions) {
+    if (o.key == key) return &o;
+  }
+  return nullptr;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+bool is_option_key(std::string_view key) { return find_option(key) != nullptr; }
+
+Status parse_config(std::string_view text, Config* config) {
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = trim(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      return Status::Error("config item " + quoted(item) + " has no '=': expected key=value");
+    }
+    const std::string_view key = trim(item.substr(0, eq));
+    const std::string_view value = trim(item.substr(eq + 1));
+    if (const OptionSpec* option = find_option(key)) {
+      Status s = option->apply(value, *config);
+      if (!s.ok()) return s;
+    } else if (SinkRegistry::get().contains(key)) {
+      if (value.empty()) return Status::Error("config key " + quoted(key) + " needs a value");
+      config->sinks.push_back(SinkSpec{std::string(key), std::string(value)});
+    } else {
+      return Status::Error("unknown config key " + quoted(key) +
+                           " (see gpuprobe::Session::help())");
+    }
+  }
+  if (config->rank < 0) {
+    if (const char* env = std::getenv("RANK"))
+      parse_int(std::string_view(env), 0, 1 << 24, &config->rank);
+  }
+  if (config->world_size < 0) {
+    if (const char* env = std::getenv("WORLD_SIZE")) {
+      parse_int(std::string_view(env), 1, 1 << 24, &config->world_size);
+    }
+  }
+  return {};
+}
+
+std::string config_help() {
+  std::string out =
+      "gpuprobe config: key=value pairs separated by ',' ('+' joins values inside a key).\n"
+      "Outputs:\n";
+  const auto line = [&out](std::string_view key, std::string_view hint, std::string_view def,
+                           std::string_view help) {
+    std::string head = "  " + std::string(key) + "=" + std::string(hint);
+    if (head.size() < 30) head.resize(30, ' ');
+    out += head + " " + std::string(help);
+    if (!def.empty()) out += " [default: " + std::string(def) + "]";
+    out += "\n";
+  };
+  for (const SinkRegistry::Entry& sink : SinkRegistry::get().entries()) {
+    line(sink.key, sink.value_hint, "", sink.help);
+  }
+  out += "Options:\n";
+  for (const OptionSpec& o : kOptions) line(o.key, o.value_hint, o.default_value, o.help);
+  out +=
+      "The environment variable GPUPROBE takes the same string and starts a session when the\n"
+      "program starts; it stops at normal exit.\n";
+  return out;
+}
+
+}  // namespace gpuprobe::core

@@ -1,0 +1,45 @@
+// The config string: `key=value` pairs separated by commas, `+` joining values inside one key.
+// Every option is declared once, in config.cc's table, which drives both parsing and help().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuprobe/status.hpp"
+
+namespace gpuprobe::core {
+
+enum class ClockChoice : std::uint8_t { kAuto, kTsc, kMonotonic };
+
+// An output named in the config: `key` is a registered sink, `value` its argument.
+struct SinkSpec {
+  std::string key;
+  std::string value;
+};
+
+struct Config {
+  std::vector<SinkSpec> sinks;
+  std::uint64_t ring_capacity = 32768;
+  std::uint32_t flush_ms = 20;
+  bool nvtx = true;
+  ClockChoice clock = ClockChoice::kAuto;
+  std::optional<std::uint32_t> categories;  // unset: keep the process-wide switches
+  int rank = -1;
+  int world_size = -1;
+  std::uint32_t max_names = 65536;
+};
+
+// Parses `text` into `config` (fields not named keep their defaults). On error, `config` is
+// unspecified and the message names the offending key and value.
+Status parse_config(std::string_view text, Config* config);
+
+// True if `key` is one of the options (not a sink).
+bool is_option_key(std::string_view key);
+
+// The options and the registered sinks, one per line, for --help.
+std::string config_help();
+
+}  // namespace gpuprobe::core

@@ -1,0 +1,216 @@
+#include "gpuprobe/session.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+
+#include "core/categories.h"
+#include "core/clock.h"
+#include "core/collector.h"
+#include "core/config.h"
+#include "core/error_log.h"
+#include "core/name_table.h"
+#include "core/sink_registry.h"
+#include "core/thread_registry.h"
+#include "gpuprobe/detail/gate.hpp"
+
+namespace gpuprobe {
+namespace detail {
+
+namespace {
+
+// Only one session records at a time: rings, the gate and the name table are process-wide.
+std::atomic<bool> g_session_active{false};
+
+// The epoch of the last session, 1..65535 (0 means "no session" in ring bookkeeping). Written
+// only by the session that holds g_session_active.
+std::uint32_t g_last_epoch = 0;
+
+std::string process_name() {
+  std::ifstream comm("/proc/self/comm");
+  std::string name;
+  std::getline(comm, name);
+  return name;
+}
+
+}  // namespace
+
+// Everything a running session owns. Session is a handle to it.
+class SessionCore {
+ public:
+  SessionCore(std::string_view config_text, std::vector<std::shared_ptr<Sink>> extra) {
+    try {
+      start(config_text, std::move(extra));
+    } catch (const std::exception& e) {
+      errors_.add(std::string("session failed to start: ") + e.what());
+      abandon();
+    }
+  }
+
+  ~SessionCore() { stop(); }
+
+  bool ok() const { return errors_.empty(); }
+  std::string error() const { return errors_.joined(); }
+  bool running() const { return running_.load(std::memory_order_acquire); }
+
+  Status stop() {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    if (running_.exchange(false, std::memory_order_acq_rel)) {
+      // The gate closes first so no new event starts; then the collector takes what is in the
+      // rings. Ranges still open now end without a ring to write to.
+      core::close_gate();
+      core::ThreadRegistry::get().end_session();
+      try {
+        collector_->stop();
+        final_stats_ = collector_->stats();
+      } catch (const std::exception& e) {
+        errors_.add(std::string("stop failed: ") + e.what());
+      }
+      collector_.reset();
+      g_session_active.store(false, std::memory_order_release);
+    }
+    return errors_.first();
+  }
+
+  void flush() {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    if (collector_) collector_->drain();
+  }
+
+  Stats stats() const {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    return collector_ ? collector_->stats() : final_stats_;
+  }
+
+ private:
+  void start(std::string_view config_text, std::vector<std::shared_ptr<Sink>> extra) {
+    core::Config config;
+    if (Status s = core::parse_config(config_text, &config); !s.ok()) {
+      errors_.add(s.message());
+      return;
+    }
+    bool expected = false;
+    if (!g_session_active.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+      errors_.add("another gpuprobe session is already recording; stop it first");
+      return;
+    }
+    owns_active_ = true;
+
+    const core::ClockSource clock =
+        config.clock == core::ClockChoice::kMonotonic ||
+                (config.clock == core::ClockChoice::kAuto && !core::tsc_is_invariant())
+            ? core::ClockSource::kMonotonic
+            : core::ClockSource::kTsc;
+    const core::Calibration calibration(clock);
+
+    TraceInfo info;
+    info.pid = static_cast<std::int64_t>(getpid());
+    info.process_name = process_name();
+    info.start_wall_ns = calibration.start().wall_ns;
+    info.rank = config.rank;
+    info.world_size = config.world_size;
+    info.clock = std::string(core::clock_name(clock));
+    info.config = std::string(config_text);
+    info.nvtx = config.nvtx && detail::nvtx_tool_attached();
+
+    std::vector<core::SinkSlot> slots;
+    for (const core::SinkSpec& spec : config.sinks) {
+      std::unique_ptr<Sink> sink;
+      if (Status s = core::SinkRegistry::get().create(spec.key, spec.value, &sink); !s.ok()) {
+        errors_.add(s.message());
+        continue;
+      }
+      slots.push_back(core::SinkSlot{std::move(sink), spec.key + "=" + spec.value});
+    }
+    for (std::shared_ptr<Sink>& sink : extra) {
+      if (sink) slots.push_back(core::SinkSlot{std::move(sink), "custom"});
+    }
+    std::vector<core::SinkSlot> open;
+    for (core::SinkSlot& slot : slots) {
+      Status s;
+      try {
+        s = slot.sink->open(info);
+      } catch (...) {
+        s = Status::Error("open threw an exception");
+      }
+      if (s.ok()) {
+        open.push_back(std::move(slot));
+      } else {
+        errors_.add("sink " + slot.label + ": " + s.message());
+      }
+    }
+    if (open.empty() && !slots.empty()) {
+      errors_.add("no output could be opened; not recording");
+      abandon();
+      return;
+    }
+
+    g_last_epoch = g_last_epoch % 0xFFFFu + 1;
+    core::ThreadRegistry::get().begin_session(g_last_epoch, config.ring_capacity);
+    core::NameTable::get().set_limit(config.max_names);
+    core::NameTable::get().reset_overflowed();
+    if (config.categories) {
+      core::update_enabled_categories(*config.categories, ~*config.categories);
+    }
+    collector_ = std::make_unique<core::Collector>(
+        std::move(open), calibration,
+        core::CollectorOptions{g_last_epoch, config.ring_capacity,
+                               std::chrono::milliseconds(config.flush_ms)},
+        &errors_);
+    collector_->start();
+    running_.store(true, std::memory_order_release);
+    core::open_gate(core::GateSettings{g_last_epoch, info.nvtx, clock == core::ClockSource::kTsc});
+  }
+
+  void abandon() {
+    if (owns_active_) g_session_active.store(false, std::memory_order_release);
+    owns_active_ = false;
+  }
+
+  core::ErrorLog errors_;
+  bool owns_active_ = false;
+  std::atomic<bool> running_{false};
+  mutable std::mutex stop_mu_;
+  std::unique_ptr<core::Collector> collector_;
+  Stats final_stats_;
+};
+
+}  // namespace detail
+
+Session::Session(std::string_view config) : Session(config, {}) {}
+
+Session::Session(std::string_view config, std::vector<std::shared_ptr<Sink>> extra) {
+  try {
+    core_ = std::make_unique<detail::SessionCore>(config, std::move(extra));
+  } catch (...) {
+    std::fputs("gpuprobe: out of memory starting a session\n", stderr);
+  }
+}
+
+Session::~Session() = default;
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+
+bool Session::ok() const noexcept { return core_ != nullptr && core_->ok(); }
+
+std::string Session::error() const {
+  return core_ ? core_->error() : std::string("out of memory starting a session");
+}
+
+bool Session::running() const noexcept { return core_ != nullptr && core_->running(); }
+
+Status Session::stop() {
+  return core_ ? core_->stop() : Status::Error("out of memory starting a session");
+}
+
+void Session::flush() {
+  if (core_) core_->flush();
+}
+
+Stats Session::stats() const { return core_ ? core_->stats() : Stats{}; }
+
+std::string Session::help() { return core::config_help(); }
+
+}  // namespace gpuprobe

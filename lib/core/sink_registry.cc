@@ -1,0 +1,89 @@
+#include "core/sink_registry.h"
+
+#include "core/config.h"
+#include "sinks/chrome_trace_sink.h"
+
+namespace gpuprobe::core {
+
+SinkRegistry::SinkRegistry() {
+  entries_.push_back(Entry{"chrome", "PATH",
+                           "Chrome trace JSON as torch.profiler writes it (Perfetto UI, HTA, "
+                           "chrome://tracing); PATH ending in .gz writes gzip",
+                           [](std::string_view path) -> std::unique_ptr<Sink> {
+                             return std::make_unique<sinks::ChromeTraceSink>(std::string(path));
+                           }});
+}
+
+SinkRegistry& SinkRegistry::get() {
+  static SinkRegistry* registry = new SinkRegistry;
+  return *registry;
+}
+
+Status SinkRegistry::add(Entry entry) {
+  if (entry.key.empty() || entry.key.find_first_of(",=+ ") != std::string::npos) {
+    return Status::Error("sink key '" + entry.key +
+                         "' must be non-empty without ',', '=', '+' or spaces");
+  }
+  if (!entry.factory) return Status::Error("sink '" + entry.key + "' has no factory");
+  if (is_option_key(entry.key)) {
+    return Status::Error("sink key '" + entry.key + "' is already a config option");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Entry& e : entries_) {
+    if (e.key == entry.key)
+      return Status::Error("sink key '" + entry.key + "' is already registered");
+  }
+  entries_.push_back(std::move(entry));
+  return {};
+}
+
+bool SinkRegistry::contains(std::string_view key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Entry& e : entries_) {
+    if (e.key == key) return true;
+  }
+  return false;
+}
+
+std::vector<SinkRegistry::Entry> SinkRegistry::entries() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_;
+}
+
+Status SinkRegistry::create(std::string_view key, std::string_view value,
+                            std::unique_ptr<Sink>* out) const {
+  SinkFactory factory;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const Entry& e : entries_) {
+      if (e.key == key) factory = e.factory;
+    }
+  }
+  const std::string label = std::string(key) + "=" + std::string(value);
+  if (!factory) return Status::Error("sink " + label + ": unknown sink key");
+  try {
+    *out = factory(value);
+  } catch (const std::exception& e) {
+    return Status::Error("sink " + label + ": factory threw: " + e.what());
+  } catch (...) {
+    return Status::Error("sink " + label + ": factory threw");
+  }
+  if (*out == nullptr) return Status::Error("sink " + label + ": factory returned no sink");
+  return {};
+}
+
+}  // namespace gpuprobe::core
+
+namespace gpuprobe {
+
+Status register_sink(std::string_view key, std::string_view value_hint, std::string_view help,
+                     SinkFactory factory) {
+  try {
+    return core::SinkRegistry::get().add(core::SinkRegistry::Entry{
+        std::string(key), std::string(value_hint), std::string(help), std::move(factory)});
+  } catch (...) {
+    return Status::Error("register_sink: out of memory");
+  }
+}
+
+}  // namespace gpuprobe

@@ -1,0 +1,73 @@
+// Hands out per-thread rings, takes them back when threads exit, and lets the collector find
+// them. Rings are reused, so memory is bounded by the number of threads recording at once, not
+// by how many threads ever recorded.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuprobe/detail/fixed_ring.hpp"
+
+namespace gpuprobe::core {
+
+// A ring with the bookkeeping only the registry and the collector use.
+struct ThreadState : detail::ThreadRing {
+  std::unique_ptr<detail::Record[]> slots;
+  // Set by the owning thread when it stops writing (it exits, or moves to a newer session's
+  // ring). Release pairs with the collector's acquire: after seeing it, the collector knows the
+  // ring will not grow and may recycle it once drained.
+  std::atomic<bool> released{false};
+  // Constant while the ring is owned; written under the registry lock before it is handed out.
+  std::uint32_t index = 0;  // row in the session's Stats::threads
+  std::int64_t os_tid = 0;
+  // Bumped (under the lock) whenever `name` changes, so the collector copies names only then.
+  std::atomic<std::uint32_t> name_version{0};
+  std::string name;  // guarded by the registry lock
+};
+
+class ThreadRegistry {
+ public:
+  // The process-wide registry. Never destroyed: threads may record during static destruction.
+  static ThreadRegistry& get();
+
+  // A session starts: rings are handed out for `epoch`, `capacity` records each, and thread
+  // indices restart at 0. Rings of another capacity waiting for reuse are freed.
+  void begin_session(std::uint32_t epoch, std::uint64_t capacity);
+  // No session: acquire() returns nullptr until the next begin_session().
+  void end_session();
+
+  // Producer: a ring for the calling thread, or nullptr if `epoch` is not the current session
+  // or memory ran out.
+  ThreadState* acquire(std::uint32_t epoch) noexcept;
+  // Producer: the calling thread will not write to `ring` again.
+  static void release(ThreadState* ring) noexcept;
+  // Producer: renames the calling thread's ring.
+  void rename(ThreadState* ring, std::string_view name) noexcept;
+
+  // Collector: every ring currently handed out or released but not yet recycled.
+  void snapshot(std::vector<ThreadState*>* out);
+  // Collector: `ring` is released and drained; make it available to new threads.
+  void recycle(ThreadState* ring);
+  // Collector: a copy of `ring`'s name.
+  std::string name_of(const ThreadState* ring);
+  // Rings allocated and not freed, for tests that check reuse.
+  std::size_t allocated() const;
+
+ private:
+  ThreadRegistry() = default;
+
+  mutable std::mutex mu_;
+  std::vector<ThreadState*> live_;
+  std::vector<std::unique_ptr<ThreadState>> free_;
+  std::size_t allocated_ = 0;
+  std::uint32_t epoch_ = 0;
+  std::uint64_t capacity_ = 0;
+  std::uint32_t next_index_ = 0;
+};
+
+}  // namespace gpuprobe::core

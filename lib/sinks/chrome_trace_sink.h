@@ -1,0 +1,51 @@
+// `chrome=PATH`: Chrome trace-event JSON in the layout torch.profiler/Kineto writes, so that
+// Perfetto UI, chrome://tracing, HTA and TensorBoard's profiler plugin read it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gpuprobe/sink.hpp"
+#include "sinks/output_file.h"
+
+namespace gpuprobe::sinks {
+
+class ChromeTraceSink : public Sink {
+ public:
+  explicit ChromeTraceSink(std::string path);
+
+  Status open(const TraceInfo& info) override;
+  Status write(const EventBatch& batch) override;
+  Status close(const Stats& stats, const TimeBase& time) override;
+
+  // The JSON time base for a session starting at `start_wall_ns`: the start floored to a whole
+  // day, so `ts` values stay small enough for doubles to keep nanoseconds.
+  static std::int64_t base_time_ns(std::int64_t start_wall_ns);
+
+ private:
+  // The constant part of an event for one call site: `{"ph":..,"cat":..,"name":..,` and, for
+  // counters, the quoted name used as the series key.
+  struct SiteText {
+    std::string head[3];  // indexed by EventType
+    std::string quoted_name;
+  };
+  const SiteText& site_text(const CallSite* site);
+  // `"pid":P,"tid":T,` for one thread.
+  const std::string& thread_text(std::uint32_t thread, const std::vector<ThreadInfo>& threads);
+  void append_event(const Event& e, const TimeBase& time, const std::vector<ThreadInfo>& threads);
+  void append_metadata(const Stats& stats, std::int64_t ts_ns);
+  Status flush_if_full();
+
+  std::string path_;
+  OutputFile out_;
+  std::string buf_;
+  TraceInfo info_;
+  std::int64_t base_ns_ = 0;
+  bool first_event_ = true;
+  std::unordered_map<const CallSite*, SiteText> sites_;
+  std::vector<std::string> threads_;
+};
+
+}  // namespace gpuprobe::sinks

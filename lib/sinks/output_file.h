@@ -1,0 +1,40 @@
+// A file that appears under its final name only when it is complete: written to a temporary
+// file next to it and renamed on commit(), so a crash never leaves half an output behind.
+// A path ending in ".gz" is gzip-compressed.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "gpuprobe/status.hpp"
+
+namespace gpuprobe::sinks {
+
+class OutputFile {
+ public:
+  OutputFile() = default;
+  ~OutputFile();  // removes the temporary file unless committed
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  // Creates the temporary file for `path`.
+  Status open(std::string path);
+  Status write(std::string_view data);
+  // Flushes, closes and renames the temporary file to the final path.
+  Status commit();
+  // Closes and removes the temporary file.
+  void discard() noexcept;
+
+  const std::string& path() const noexcept { return path_; }
+  bool is_open() const noexcept { return fd_ >= 0 || gz_ != nullptr; }
+
+ private:
+  Status error(std::string_view what, int err) const;
+
+  std::string path_;
+  std::string temp_path_;
+  int fd_ = -1;
+  void* gz_ = nullptr;  // gzFile; void* keeps zlib.h out of this header
+};
+
+}  // namespace gpuprobe::sinks

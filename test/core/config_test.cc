@@ -1,0 +1,105 @@
+#include "core/config.h"
+
+#include <string>
+
+#include "core/categories.h"
+#include "core/clock.h"
+#include "gpuprobe/range.hpp"
+#include "gpuprobe/session.hpp"
+#include "support/catch.hpp"
+
+namespace gpuprobe::core {
+namespace {
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+TEST_CASE("An empty config keeps every default") {
+  Config c;
+  REQUIRE(parse_config("", &c).ok());
+  REQUIRE(c.sinks.empty());
+  REQUIRE(c.ring_capacity == 32768);
+  REQUIRE(c.flush_ms == 20);
+  REQUIRE(c.nvtx);
+  REQUIRE(c.clock == ClockChoice::kAuto);
+  REQUIRE_FALSE(c.categories.has_value());
+}
+
+TEST_CASE("Good config strings set what they name") {
+  Config c;
+  REQUIRE(parse_config(" chrome=a.json , ring=1000,flush_ms=5,nvtx=off,clock=monotonic,"
+                       "categories=app+gc,rank=3,world_size=8,names=10,chrome=b.json.gz,",
+                       &c)
+              .ok());
+  REQUIRE(c.sinks.size() == 2);
+  REQUIRE(c.sinks[0].key == "chrome");
+  REQUIRE(c.sinks[0].value == "a.json");
+  REQUIRE(c.sinks[1].value == "b.json.gz");
+  REQUIRE(c.ring_capacity == 1024);  // rounded up to a power of two
+  REQUIRE(c.flush_ms == 5);
+  REQUIRE_FALSE(c.nvtx);
+  REQUIRE(c.clock == ClockChoice::kMonotonic);
+  REQUIRE(c.categories == ((1u << 0) | (1u << 5)));
+  REQUIRE(c.rank == 3);
+  REQUIRE(c.world_size == 8);
+  REQUIRE(c.max_names == 10);
+}
+
+TEST_CASE("categories=all enables every category") {
+  Config c;
+  REQUIRE(parse_config("categories=all", &c).ok());
+  REQUIRE(c.categories == kAllCategories);
+}
+
+TEST_CASE("Bad config strings fail with a message naming the key and value") {
+  struct Case {
+    const char* config;
+    const char* must_mention;
+  };
+  const Case cases[] = {
+      {"bogus=1", "'bogus'"},
+      {"chrome", "'chrome' has no '='"},
+      {"chrome=", "'chrome' needs a value"},
+      {"ring=abc", "'ring': 'abc'"},
+      {"ring=0", "'ring': '0'"},
+      {"ring=99999999999", "'ring'"},
+      {"ring=-5", "'-5'"},
+      {"flush_ms=0", "'flush_ms'"},
+      {"nvtx=maybe", "'nvtx': 'maybe'"},
+      {"clock=sundial", "'clock': 'sundial'"},
+      {"categories=app+nope", "'nope'"},
+      {"rank=x", "'rank': 'x'"},
+      {"names=0", "'names'"},
+  };
+  for (const Case& k : cases) {
+    Config c;
+    const Status s = parse_config(k.config, &c);
+    INFO(k.config << " -> " << s.message());
+    REQUIRE_FALSE(s.ok());
+    REQUIRE(contains(s.message(), k.must_mention));
+  }
+}
+
+TEST_CASE("Named user categories are usable in config strings") {
+  REQUIRE(gpuprobe::name_category(Category::kUser3, "io"));
+  REQUIRE_FALSE(gpuprobe::name_category(Category::kUser4, "io"));    // taken
+  REQUIRE_FALSE(gpuprobe::name_category(Category::kGc, "renamed"));  // built-ins keep their names
+  REQUIRE_FALSE(gpuprobe::name_category(Category::kUser5, "a,b"));   // would break config strings
+  Config c;
+  REQUIRE(parse_config("categories=io+app", &c).ok());
+  REQUIRE(c.categories == ((1u << 27) | 1u));
+  REQUIRE(category_name(Category::kUser3) == "io");
+}
+
+TEST_CASE("help() lists every option and sink from the one table") {
+  const std::string help = Session::help();
+  for (const char* key : {"chrome=PATH", "ring=", "flush_ms=", "nvtx=", "clock=", "categories=",
+                          "rank=", "world_size=", "names=", "GPUPROBE"}) {
+    INFO(key);
+    REQUIRE(contains(help, key));
+  }
+}
+
+}  // namespace
+}  // namespace gpuprobe::core

@@ -1,0 +1,211 @@
+#include "gpuprobe/session.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "core/thread_registry.h"
+#include "gpuprobe/gpuprobe.hpp"
+#include "support/capture_sink.h"
+#include "support/catch.hpp"
+
+namespace gpuprobe {
+namespace {
+
+using testing::CaptureSink;
+
+TEST_CASE("A session records ranges, instants and counters with their sites") {
+  auto sink = std::make_shared<CaptureSink>();
+  Session session("", {sink});
+  REQUIRE(session.ok());
+  REQUIRE(session.running());
+  REQUIRE(sink->opened());
+  {
+    GPUPROBE_RANGE("outer");
+    {
+      ScopedRange inner(std::string("inner_") + "dynamic");
+      GPUPROBE_INSTANT("mark");
+      instant("dynamic_mark");
+      counter("depth", 12.5);
+      GPUPROBE_COUNTER("static_depth", -3.0);
+    }
+  }
+  REQUIRE(session.stop().ok());
+  REQUIRE_FALSE(session.running());
+  REQUIRE(sink->closed());
+
+  const auto outer = sink->named("outer");
+  const auto inner = sink->named("inner_dynamic");
+  REQUIRE(outer.size() == 1);
+  REQUIRE(inner.size() == 1);
+  REQUIRE(outer[0].type == EventType::kRange);
+  REQUIRE(outer[0].begin_ns <= inner[0].begin_ns);
+  REQUIRE(inner[0].end_ns <= outer[0].end_ns);
+  REQUIRE(sink->named("mark").at(0).type == EventType::kInstant);
+  REQUIRE(sink->named("dynamic_mark").at(0).type == EventType::kInstant);
+  REQUIRE(sink->named("depth").at(0).type == EventType::kCounter);
+  REQUIRE(sink->named("depth").at(0).value == 12.5);
+  REQUIRE(sink->named("static_depth").at(0).value == -3.0);
+  const Stats stats = session.stats();
+  REQUIRE(stats.written == 6);
+  REQUIRE(stats.dropped == 0);
+  REQUIRE(stats.threads.size() == 1);
+  REQUIRE(sink->final_stats().written == 6);
+}
+
+TEST_CASE("GPUPROBE_FUNCTION is named after the enclosing function") {
+  auto sink = std::make_shared<CaptureSink>();
+  Session session("", {sink});
+  [] { GPUPROBE_FUNCTION(); }();
+  struct Local {
+    static void named_function() { GPUPROBE_FUNCTION(); }
+  };
+  Local::named_function();
+  session.stop();
+  REQUIRE(sink->named("named_function").size() == 1);
+  REQUIRE(sink->named("operator()").size() == 1);
+}
+
+TEST_CASE("Nothing records without a session, or after it stopped") {
+  { GPUPROBE_RANGE("before"); }
+  auto sink = std::make_shared<CaptureSink>();
+  Session session("", {sink});
+  { GPUPROBE_RANGE("during"); }
+  // A range open across stop() is not recorded, in this session or the next.
+  std::optional<ScopedRange> across;
+  across.emplace(std::string_view("across"));
+  session.stop();
+  across.reset();
+  { GPUPROBE_RANGE("after"); }
+  auto sink2 = std::make_shared<CaptureSink>();
+  Session next("", {sink2});
+  next.stop();
+  REQUIRE(sink->events().size() == 1);
+  REQUIRE(sink->events()[0].name == "during");
+  REQUIRE(sink2->events().empty());
+}
+
+TEST_CASE("Only one session records at a time") {
+  Session first("");
+  REQUIRE(first.ok());
+  Session second("");
+  REQUIRE_FALSE(second.ok());
+  REQUIRE_FALSE(second.running());
+  REQUIRE(second.error().find("already recording") != std::string::npos);
+  first.stop();
+  Session third("");
+  REQUIRE(third.ok());
+}
+
+TEST_CASE("A bad config string starts nothing and says why") {
+  Session session("chrome=x.json,ring=lots");
+  REQUIRE_FALSE(session.ok());
+  REQUIRE_FALSE(session.running());
+  REQUIRE(session.error().find("'ring'") != std::string::npos);
+  REQUIRE_FALSE(session.stop().ok());
+  // The failed session did not claim the process: another can start.
+  Session good("");
+  REQUIRE(good.ok());
+}
+
+TEST_CASE("Categories switch on and off while a session runs") {
+  auto sink = std::make_shared<CaptureSink>();
+  Session session("", {sink});
+  set_category_enabled(Category::kGc, false);
+  REQUIRE_FALSE(category_enabled(Category::kGc));
+  { ScopedRange r("gc_off", Category::kGc); }
+  { GPUPROBE_RANGE_IN(Category::kGc, "gc_off_static"); }
+  set_category_enabled(Category::kGc, true);
+  { ScopedRange r("gc_on", Category::kGc); }
+  session.stop();
+  REQUIRE(sink->named("gc_off").empty());
+  REQUIRE(sink->named("gc_off_static").empty());
+  REQUIRE(sink->named("gc_on").size() == 1);
+  REQUIRE(sink->named("gc_on")[0].category == Category::kGc);
+}
+
+TEST_CASE("The categories key limits what a session records") {
+  auto sink = std::make_shared<CaptureSink>();
+  Session session("categories=gc", {sink});
+  { GPUPROBE_RANGE("app_range"); }
+  { ScopedRange r("gc_range", Category::kGc); }
+  session.stop();
+  set_category_enabled(Category::kApp, true);
+  REQUIRE(sink->named("app_range").empty());
+  REQUIRE(sink->named("gc_range").size() == 1);
+}
+
+TEST_CASE("Thread names come from set_thread_name, else from the OS") {
+  auto sink = std::make_shared<CaptureSink>();
+  Session session("", {sink});
+  std::thread named([] {
+    set_thread_name("named \"worker\"");
+    GPUPROBE_RANGE("x");
+  });
+  named.join();
+  std::thread os_named([] {
+    pthread_setname_np(pthread_self(), "os-name");
+    GPUPROBE_RANGE("y");
+  });
+  os_named.join();
+  session.stop();
+  const Stats stats = session.stats();
+  REQUIRE(stats.threads.size() == 2);
+  const ThreadInfo& a = stats.threads[sink->named("x").at(0).thread];
+  const ThreadInfo& b = stats.threads[sink->named("y").at(0).thread];
+  REQUIRE(a.name == "named \"worker\"");
+  REQUIRE(b.name == "os-name");
+  REQUIRE(a.os_tid != b.os_tid);
+}
+
+TEST_CASE("A sink that fails is disabled, reported once, and the others go on") {
+  class FailingSink : public Sink {
+   public:
+    Status open(const TraceInfo&) override { return {}; }
+    Status write(const EventBatch&) override {
+      ++writes;
+      return Status::Error("disk on fire");
+    }
+    Status close(const Stats&, const TimeBase&) override { return {}; }
+    int writes = 0;
+  };
+  class ThrowingSink : public Sink {
+   public:
+    Status open(const TraceInfo&) override { return {}; }
+    Status write(const EventBatch&) override { throw std::runtime_error("boom"); }
+    Status close(const Stats&, const TimeBase&) override { return {}; }
+  };
+  auto failing = std::make_shared<FailingSink>();
+  auto throwing = std::make_shared<ThrowingSink>();
+  auto good = std::make_shared<CaptureSink>();
+  Session session("flush_ms=1", {failing, throwing, good});
+  for (int i = 0; i < 3; ++i) {
+    { GPUPROBE_RANGE("r"); }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const Status stopped = session.stop();
+  REQUIRE_FALSE(stopped.ok());
+  REQUIRE(failing->writes == 1);
+  REQUIRE(session.error().find("disk on fire") != std::string::npos);
+  REQUIRE(session.error().find("boom") != std::string::npos);
+  REQUIRE(good->named("r").size() == 3);
+}
+
+TEST_CASE("Rings of exited threads are reused, not leaked") {
+  auto sink = std::make_shared<CaptureSink>();
+  Session session("ring=1024,flush_ms=1", {sink});
+  const std::size_t before = core::ThreadRegistry::get().allocated();
+  for (int batch = 0; batch < 30; ++batch) {
+    for (int i = 0; i < 10; ++i) std::thread([] { GPUPROBE_RANGE("short_lived"); }).join();
+    // Far longer than flush_ms: the collector drains and recycles the batch's rings.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  session.stop();
+  REQUIRE(sink->named("short_lived").size() == 300);
+  // At most a batch's worth of rings is in use at once, so a few dozen serve all 300 threads.
+  REQUIRE(core::ThreadRegistry::get().allocated() - before <= 30);
+}
+
+}  // namespace
+}  // namespace gpuprobe
