@@ -55,21 +55,24 @@ BENCHMARK(BM_Floor_TwoClockReadsAndStore);
 // with the default 1 MiB ring, and never the (cheaper) drop path.
 constexpr int kDrainEvery = 4096;
 
-void run_recording(benchmark::State& state, const char* config) {
+// Runs `record` once per iteration in a session started from `config`. With `drain_every` > 0
+// the ring is flushed every that many iterations with the timer paused; with 0 the collector
+// thread drains on its own, concurrently. Fails the case if anything was dropped.
+template <class Record>
+void run_recording(benchmark::State& state, const char* config, int drain_every, Record&& record) {
   auto sink = std::make_shared<CountingSink>();
   Session session(config, {sink});
   if (!session.ok()) {
     state.SkipWithError(session.error().c_str());
     return;
   }
-  int until_drain = kDrainEvery;
+  int until_drain = drain_every;
   for (auto _ : state) {
-    GPUPROBE_RANGE("bench_range");
-    benchmark::ClobberMemory();
-    if (--until_drain == 0) {
+    record();
+    if (drain_every > 0 && --until_drain == 0) {
       state.PauseTiming();
       session.flush();
-      until_drain = kDrainEvery;
+      until_drain = drain_every;
       state.ResumeTiming();
     }
   }
@@ -79,13 +82,18 @@ void run_recording(benchmark::State& state, const char* config) {
   if (stats.dropped != 0) state.SkipWithError("the ring overflowed: the timing includes drops");
 }
 
+void record_static_range() {
+  GPUPROBE_RANGE("bench_range");
+  benchmark::ClobberMemory();
+}
+
 void BM_Range_Recording(benchmark::State& state) {
-  run_recording(state, "ring=16384,flush_ms=10000,nvtx=on");
+  run_recording(state, "ring=16384,flush_ms=10000,nvtx=on", kDrainEvery, record_static_range);
 }
 BENCHMARK(BM_Range_Recording);
 
 void BM_Range_RecordingNoNvtx(benchmark::State& state) {
-  run_recording(state, "ring=16384,flush_ms=10000,nvtx=off");
+  run_recording(state, "ring=16384,flush_ms=10000,nvtx=off", kDrainEvery, record_static_range);
 }
 BENCHMARK(BM_Range_RecordingNoNvtx);
 
@@ -93,37 +101,16 @@ BENCHMARK(BM_Range_RecordingNoNvtx);
 // production: ring slots move between the cores' caches. The ring is large (8 MiB) so that the
 // collector's wake-up jitter cannot overflow it.
 void BM_Range_RecordingConcurrentDrain(benchmark::State& state) {
-  auto sink = std::make_shared<CountingSink>();
-  Session session("ring=262144,flush_ms=1,nvtx=on", {sink});
-  for (auto _ : state) {
-    GPUPROBE_RANGE("bench_range");
-    benchmark::ClobberMemory();
-  }
-  session.stop();
-  state.counters["dropped"] = static_cast<double>(session.stats().dropped);
-  if (session.stats().dropped != 0) state.SkipWithError("the ring overflowed");
+  run_recording(state, "ring=262144,flush_ms=1,nvtx=on", 0, record_static_range);
 }
 BENCHMARK(BM_Range_RecordingConcurrentDrain);
 
 void BM_Range_DynamicName(benchmark::State& state) {
-  auto sink = std::make_shared<CountingSink>();
-  Session session("ring=16384,flush_ms=10000,nvtx=off", {sink});
   const std::string name = "dynamic/range/name";
-  int until_drain = kDrainEvery;
-  for (auto _ : state) {
-    {
-      ScopedRange r(name);
-      benchmark::ClobberMemory();
-    }
-    if (--until_drain == 0) {
-      state.PauseTiming();
-      session.flush();
-      until_drain = kDrainEvery;
-      state.ResumeTiming();
-    }
-  }
-  session.stop();
-  if (session.stats().dropped != 0) state.SkipWithError("the ring overflowed");
+  run_recording(state, "ring=16384,flush_ms=10000,nvtx=off", kDrainEvery, [&name] {
+    ScopedRange r(name);
+    benchmark::ClobberMemory();
+  });
 }
 BENCHMARK(BM_Range_DynamicName);
 

@@ -1,6 +1,6 @@
 // Once a thread has recorded its first event, recording allocates nothing: every operator new
 // on the recording thread is counted while it records.
-#include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -10,17 +10,46 @@
 #include "support/catch.hpp"
 
 namespace {
+
 thread_local bool t_counting = false;
 thread_local std::uint64_t t_allocations = 0;
-}  // namespace
 
-void* operator new(std::size_t size) {
+// Every replaceable allocation form goes through these two, so that sanitizers see matching
+// pairs (malloc/free) whichever form the code uses.
+void* counted_alloc(std::size_t size, std::size_t align) noexcept {
   if (t_counting) ++t_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  if (size == 0) size = 1;
+  if (align <= alignof(std::max_align_t)) return std::malloc(size);
+  return std::aligned_alloc(align, (size + align - 1) / align * align);
+}
+
+void* counted_alloc_or_throw(std::size_t size, std::size_t align) {
+  if (void* p = counted_alloc(size, align)) return p;
   throw std::bad_alloc();
 }
+
+}  // namespace
+
+void* operator new(std::size_t n) { return counted_alloc_or_throw(n, 0); }
+void* operator new[](std::size_t n) { return counted_alloc_or_throw(n, 0); }
+void* operator new(std::size_t n, std::align_val_t a) {
+  return counted_alloc_or_throw(n, static_cast<std::size_t>(a));
+}
+void* operator new[](std::size_t n, std::align_val_t a) {
+  return counted_alloc_or_throw(n, static_cast<std::size_t>(a));
+}
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted_alloc(n, 0); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted_alloc(n, 0); }
 void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace gpuprobe {
 namespace {
