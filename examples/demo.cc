@@ -175,9 +175,11 @@ int main(int argc, char** argv) {
     std::printf("%-20s %8llu %12.2f\n", name.c_str(), static_cast<unsigned long long>(row.count),
                 row.total_ms);
   }
-  std::printf("\nthreads: %zu, events written: %llu, dropped: %llu (ring: %llu records/thread)\n",
+  std::uint64_t peak = 0;
+  for (const gpuprobe::ThreadInfo& t : stats.threads) peak = std::max(peak, t.peak_fill);
+  std::printf("\nthreads: %zu, events written: %llu, dropped: %llu, fullest ring: %llu of %llu\n",
               stats.threads.size(), static_cast<unsigned long long>(stats.written),
-              static_cast<unsigned long long>(stats.dropped),
+              static_cast<unsigned long long>(stats.dropped), static_cast<unsigned long long>(peak),
               static_cast<unsigned long long>(stats.ring_capacity));
   return 0;
 }

@@ -76,6 +76,9 @@ struct ThreadInfo {
   std::string name;           ///< set_thread_name(), else the OS thread name.
   std::uint64_t written = 0;  ///< Events delivered to the sinks.
   std::uint64_t dropped = 0;  ///< Events lost because the thread's ring was full.
+  /// The fullest the thread's ring was when the collector came for it, in records: how close
+  /// the thread came to dropping (compare with Stats::ring_capacity).
+  std::uint64_t peak_fill = 0;
 };
 
 /// The state of a session: totals and one row per thread that recorded. Every output carries it,

@@ -1,5 +1,6 @@
 #include "core/collector.h"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 
@@ -92,8 +93,12 @@ void Collector::drain() {
         if (batch_.size() == kBatchCapacity) deliver();
       });
       std::lock_guard<std::mutex> lock(stats_mu_);
-      rows_[index].written += n;
-      rows_[index].dropped = ring->ring.dropped();
+      ThreadInfo& row = rows_[index];
+      row.written += n;
+      row.dropped = ring->ring.dropped();
+      // Only the collector removes records, so the fill level it finds is the peak since its
+      // previous visit.
+      row.peak_fill = std::max(row.peak_fill, n);
     }
     if (released) registry.recycle(ring);
   }

@@ -180,6 +180,8 @@ Status ChromeTraceSink::close(const Stats& stats, const TimeBase&) {
     append_int(&buf_, static_cast<std::int64_t>(t.written));
     buf_ += ", \"dropped\": ";
     append_int(&buf_, static_cast<std::int64_t>(t.dropped));
+    buf_ += ", \"peak_fill\": ";
+    append_int(&buf_, static_cast<std::int64_t>(t.peak_fill));
     buf_ += "}";
   }
   buf_ += "]}\n}\n";

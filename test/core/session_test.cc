@@ -17,7 +17,7 @@ using testing::CaptureSink;
 
 TEST_CASE("A session records ranges, instants and counters with their sites") {
   auto sink = std::make_shared<CaptureSink>();
-  Session session("", {sink});
+  Session session("flush_ms=10000", {sink});  // one drain, at stop
   REQUIRE(session.ok());
   REQUIRE(session.running());
   REQUIRE(sink->opened());
@@ -51,6 +51,7 @@ TEST_CASE("A session records ranges, instants and counters with their sites") {
   REQUIRE(stats.written == 6);
   REQUIRE(stats.dropped == 0);
   REQUIRE(stats.threads.size() == 1);
+  REQUIRE(stats.threads[0].peak_fill == 6);  // all six waited in the ring for the final drain
   REQUIRE(sink->final_stats().written == 6);
 }
 

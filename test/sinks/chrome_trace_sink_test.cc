@@ -161,6 +161,7 @@ TEST_CASE("Drops are written into the trace") {
   REQUIRE(trace["gpuprobe"]["events_written"] == 16);
   REQUIRE(trace["gpuprobe"]["events_dropped"] == 84);
   REQUIRE(trace["gpuprobe"]["threads"][0]["dropped"] == 84);
+  REQUIRE(trace["gpuprobe"]["threads"][0]["peak_fill"] == 16);  // the ring was full
   REQUIRE(events_named(trace, "burst").size() == 16);
 }
 
