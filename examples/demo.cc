@@ -34,9 +34,9 @@ class SummarySink : public gpuprobe::Sink {
 
   gpuprobe::Status write(const gpuprobe::EventBatch& batch) override {
     for (const gpuprobe::Event& e : batch) {
-      Row& row = rows_[e.site->name];
+      Row& row = rows_[e.type == gpuprobe::EventType::kGpu ? e.gpu->name : e.site->name];
       ++row.count;
-      if (e.type == gpuprobe::EventType::kRange) {
+      if (e.type == gpuprobe::EventType::kRange || e.type == gpuprobe::EventType::kGpu) {
         row.total_ms += static_cast<double>(batch.time->duration_ns(e.begin, e.end)) / 1e6;
       }
     }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gpuprobe/call_site.hpp"
+#include "gpuprobe/gpu_activity.hpp"
 #include "gpuprobe/status.hpp"
 
 namespace gpuprobe {
@@ -58,16 +59,19 @@ enum class EventType : std::uint8_t {
   kRange,    ///< `begin`..`end`.
   kInstant,  ///< at `begin`.
   kCounter,  ///< `value` at `begin`.
+  kGpu,      ///< GPU work or a CUDA API call, described by `gpu`.
 };
 
 /// One decoded event. Times are in ticks; convert them with the batch's TimeBase.
 struct Event {
   EventType type;
-  std::uint32_t thread;  ///< Index into EventBatch::threads.
-  const CallSite* site;  ///< Name, category, source location. Lives for the whole process.
+  std::uint32_t thread;  ///< Index into EventBatch::threads; unused for kGpu.
+  const CallSite* site;  ///< Name, category, source location; nullptr for kGpu. Lives for the
+                         ///< whole process.
   std::uint64_t begin;
-  std::uint64_t end;  ///< Equal to `begin` for instants and counters.
-  double value;       ///< The counter value; 0 otherwise.
+  std::uint64_t end;                 ///< Equal to `begin` for instants and counters.
+  double value;                      ///< The counter value; 0 otherwise.
+  const GpuActivity* gpu = nullptr;  ///< For kGpu; valid during the sink call.
 };
 
 /// A thread that recorded in this session.
@@ -81,6 +85,18 @@ struct ThreadInfo {
   std::uint64_t peak_fill = 0;
 };
 
+/// GPU activity recording (CUPTI), in Stats.
+struct GpuStats {
+  /// "off" (not asked for), "cupti" (recording), or "CUPTI unavailable: <why>".
+  std::string status = "off";
+  std::uint64_t records = 0;            ///< GPU activities and API calls delivered to the sinks.
+  std::uint64_t dropped = 0;            ///< Records CUPTI reports it dropped.
+  std::uint64_t buffers_exhausted = 0;  ///< CUPTI buffer requests the fixed pool could not serve.
+  std::uint64_t filtered = 0;           ///< API calls dropped as noise (cudaGetDevice, ...).
+  /// GPU work whose start precedes the start of the API call that launched it: a clock problem.
+  std::uint64_t starts_before_launch = 0;
+};
+
 /// The state of a session: totals and one row per thread that recorded. Every output carries it,
 /// so a trace always says how much of what happened it does not show.
 struct Stats {
@@ -89,18 +105,38 @@ struct Stats {
   std::uint64_t ring_capacity = 0;     ///< Records per thread ring.
   std::uint64_t names_overflowed = 0;  ///< Dynamic names not interned because the table was full.
   std::vector<ThreadInfo> threads;     ///< Indexed like Event::thread.
+  GpuStats gpu;                        ///< GPU activity, when asked for.
+};
+
+/// A CUDA device, as the driver describes it (Kineto's `deviceProperties`).
+struct DeviceInfo {
+  int id = 0;
+  std::string name;
+  std::uint64_t total_global_mem = 0;
+  int compute_major = 0;
+  int compute_minor = 0;
+  int max_threads_per_block = 0;
+  int max_threads_per_multiprocessor = 0;
+  int regs_per_block = 0;
+  int regs_per_multiprocessor = 0;
+  int warp_size = 0;
+  int shared_mem_per_block = 0;
+  int shared_mem_per_multiprocessor = 0;
+  int num_sms = 0;
+  int shared_mem_per_block_optin = 0;
 };
 
 /// Facts about the session, given to each sink when it opens.
 struct TraceInfo {
   std::int64_t pid = 0;
   std::string process_name;
-  std::int64_t start_wall_ns = 0;  ///< Session start, ns since the Unix epoch.
-  int rank = -1;                   ///< Distributed rank, or -1 when unknown.
-  int world_size = -1;             ///< Number of ranks, or -1 when unknown.
-  std::string clock;               ///< "tsc" or "monotonic".
-  bool nvtx = false;               ///< Ranges are also pushed to an attached NVTX tool.
-  std::string config;              ///< The config string the session started from.
+  std::int64_t start_wall_ns = 0;   ///< Session start, ns since the Unix epoch.
+  int rank = -1;                    ///< Distributed rank, or -1 when unknown.
+  int world_size = -1;              ///< Number of ranks, or -1 when unknown.
+  std::string clock;                ///< "tsc" or "monotonic".
+  bool nvtx = false;                ///< Ranges are also pushed to an attached NVTX tool.
+  std::vector<DeviceInfo> devices;  ///< CUDA devices, when GPU activity is recorded.
+  std::string config;               ///< The config string the session started from.
 };
 
 /// Events handed to a sink in one call.

@@ -37,8 +37,11 @@ Collector::Collector(std::vector<SinkSlot> sinks, const Calibration& calibration
       calibration_(calibration),
       time_(calibration.time_base()),
       options_(options),
-      errors_(errors) {
+      errors_(errors),
+      // GPU work can run seconds after its launch when queues are deep; ten seconds of ticks.
+      launches_(static_cast<std::uint64_t>(10e9 / calibration.time_base().ns_per_tick())) {
   batch_.reserve(kBatchCapacity);
+  gpu_stats_.status = options.gpu_status;
 }
 
 Collector::~Collector() {
@@ -67,13 +70,13 @@ void Collector::stop() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
-  drain();
+  drain(true);
   const Stats final_stats = stats();
   std::lock_guard<std::mutex> lock(drain_mu_);
   call_sinks([&](Sink& sink) { return sink.close(final_stats, time_); });
 }
 
-void Collector::drain() {
+void Collector::drain(bool final) {
   std::lock_guard<std::mutex> lock(drain_mu_);
   calibration_.refresh();
   time_ = calibration_.time_base();
@@ -102,7 +105,32 @@ void Collector::drain() {
     }
     if (released) registry.recycle(ring);
   }
+  if (options_.gpu != nullptr) collect_gpu(final);
   deliver();
+}
+
+void Collector::collect_gpu(bool final) {
+  gpu_records_.clear();
+  options_.gpu->collect(final, &gpu_records_);
+  for (const GpuActivity& a : gpu_records_) {
+    if (a.kind == GpuActivityKind::kRuntimeApi || a.kind == GpuActivityKind::kDriverApi) {
+      launches_.on_launch(a.correlation, a.start);
+    } else if (a.correlation != 0 && a.kind != GpuActivityKind::kOverhead) {
+      launches_.on_work(a.correlation, a.start);
+    }
+    Event e{EventType::kGpu, 0, nullptr, a.start, a.end, 0.0};
+    e.gpu = &a;
+    batch_.push_back(e);
+    if (batch_.size() == kBatchCapacity) deliver();
+  }
+  launches_.prune();
+  const GpuSourceStats source = options_.gpu->stats();
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  gpu_stats_.records += gpu_records_.size();
+  gpu_stats_.dropped = source.dropped;
+  gpu_stats_.buffers_exhausted = source.buffers_exhausted;
+  gpu_stats_.filtered = source.filtered;
+  gpu_stats_.starts_before_launch = launches_.starts_before_launch();
 }
 
 void Collector::prepare_row(const ThreadState& ring) {
@@ -156,6 +184,7 @@ Stats Collector::stats() const {
   s.names_overflowed = NameTable::get().overflowed();
   std::lock_guard<std::mutex> lock(stats_mu_);
   s.threads = rows_;
+  s.gpu = gpu_stats_;
   for (const ThreadInfo& t : rows_) {
     s.written += t.written;
     s.dropped += t.dropped;

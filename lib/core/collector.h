@@ -14,6 +14,8 @@
 
 #include "core/clock.h"
 #include "core/error_log.h"
+#include "core/gpu_source.h"
+#include "core/launch_matcher.h"
 #include "core/thread_registry.h"
 #include "gpuprobe/sink.hpp"
 
@@ -30,6 +32,8 @@ struct CollectorOptions {
   std::uint32_t epoch = 0;
   std::uint64_t ring_capacity = 0;
   std::chrono::milliseconds period{20};
+  GpuSource* gpu = nullptr;  // not owned; outlives the collector
+  std::string gpu_status = "off";
 };
 
 class Collector {
@@ -44,16 +48,20 @@ class Collector {
 
   // Starts the periodic drain thread.
   void start();
-  // Joins the thread, drains one last time and closes the sinks. Call after the gate is closed.
+  // Joins the thread, drains one last time and closes the sinks. Call after the gate is closed
+  // and the GPU source disabled.
   void stop();
   // Totals and rows as of the latest drain.
   Stats stats() const;
 
   // One drain of every ring, handing the events to the sinks: what the thread does each period,
   // and what Session::flush() does on the caller's thread. Serialized: rings have one consumer.
-  void drain();
+  void drain() { drain(false); }
 
  private:
+  // `final`: also force out GPU records CUPTI still holds in incomplete buffers.
+  void drain(bool final);
+  void collect_gpu(bool final);
   void run();
   void prepare_row(const ThreadState& ring);
   void deliver();
@@ -73,11 +81,14 @@ class Collector {
   std::vector<ThreadState*> rings_;
   std::vector<Event> batch_;
   std::vector<std::uint32_t> name_versions_;
+  std::vector<GpuActivity> gpu_records_;
+  LaunchMatcher launches_;
 
   // Rows are written only by the collector (under stats_mu_) and read by sinks on the collector
   // thread without the lock, and by stats() from any thread with it.
   mutable std::mutex stats_mu_;
   std::vector<ThreadInfo> rows_;
+  GpuStats gpu_stats_;
 
   std::mutex wake_mu_;
   std::condition_variable wake_;

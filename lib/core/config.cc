@@ -5,6 +5,7 @@
 
 #include "core/categories.h"
 #include "core/clock.h"
+#include "core/gpu_source.h"
 #include "core/sink_registry.h"
 
 namespace gpuprobe::core {
@@ -113,6 +114,54 @@ Status apply_names(std::string_view v, Config& c) {
   return {};
 }
 
+Status apply_cupti(std::string_view v, Config& c) {
+  static constexpr struct {
+    std::string_view name;
+    GpuActivityKind kind;
+  } kNames[] = {{"kernel", GpuActivityKind::kKernel},    {"memcpy", GpuActivityKind::kMemcpy},
+                {"memset", GpuActivityKind::kMemset},    {"runtime", GpuActivityKind::kRuntimeApi},
+                {"driver", GpuActivityKind::kDriverApi}, {"sync", GpuActivityKind::kSync},
+                {"overhead", GpuActivityKind::kOverhead}};
+  if (v == "all") {
+    c.gpu_kinds = kAllGpuKinds;
+    return {};
+  }
+  std::uint32_t kinds = 0;
+  while (!v.empty()) {
+    const std::size_t plus = v.find('+');
+    const std::string_view name = v.substr(0, plus);
+    bool known = false;
+    for (const auto& k : kNames) {
+      if (k.name == name) {
+        kinds |= gpu_kind_bit(k.kind);
+        known = true;
+      }
+    }
+    if (!known) {
+      return Status::Error(
+          "config key 'cupti': unknown activity " + quoted(name) +
+          " (known: kernel, memcpy, memset, runtime, driver, sync, overhead, all)");
+    }
+    v = plus == std::string_view::npos ? std::string_view() : v.substr(plus + 1);
+  }
+  c.gpu_kinds = kinds;
+  return {};
+}
+
+Status apply_cupti_buffers(std::string_view v, Config& c) {
+  if (!parse_int<std::size_t>(v, 2, 1024, &c.gpu_buffers)) {
+    return bad_value("cupti_buffers", v, "a buffer count from 2 to 1024");
+  }
+  return {};
+}
+
+Status apply_cupti_buffer_kb(std::string_view v, Config& c) {
+  if (!parse_int<std::size_t>(v, 64, 256 * 1024, &c.gpu_buffer_kb)) {
+    return bad_value("cupti_buffer_kb", v, "a size in KiB from 64 to 262144");
+  }
+  return {};
+}
+
 struct OptionSpec {
   std::string_view key;
   std::string_view value_hint;
@@ -143,6 +192,13 @@ constexpr OptionSpec kOptions[] = {
     {"rank", "N", "$RANK", "distributed rank written into the outputs", apply_rank},
     {"world_size", "N", "$WORLD_SIZE", "number of ranks written into the outputs",
      apply_world_size},
+    {"cupti", "all|KIND+KIND...", "",
+     "record GPU activity through CUPTI: kernel, memcpy, memset, runtime, driver, sync, overhead",
+     apply_cupti},
+    {"cupti_buffers", "N", "8",
+     "CUPTI activity buffers in the fixed pool; when all are full CUPTI drops records, counted",
+     apply_cupti_buffers},
+    {"cupti_buffer_kb", "KIB", "4096", "size of each CUPTI activity buffer", apply_cupti_buffer_kb},
     {"names", "N", "65536",
      "most distinct run-time names; later ones record as \"<name table full>\" and are counted",
      apply_names},

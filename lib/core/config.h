@@ -30,6 +30,9 @@ struct Config {
   int rank = -1;
   int world_size = -1;
   std::uint32_t max_names = 65536;
+  std::uint32_t gpu_kinds = 0;  // gpu_kind_bit()s; 0: no GPU activity
+  std::size_t gpu_buffers = 8;
+  std::size_t gpu_buffer_kb = 4096;
 };
 
 // Parses `text` into `config` (fields not named keep their defaults). On error, `config` is

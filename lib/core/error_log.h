@@ -10,6 +10,10 @@
 
 namespace gpuprobe::core {
 
+// Prints "gpuprobe: <message>" to stderr: for conditions the program should know about that are
+// not errors of the session (it goes on with less), such as "CUPTI unavailable: ...".
+void print_notice(const std::string& message) noexcept;
+
 class ErrorLog {
  public:
   void add(std::string message) noexcept;

@@ -11,6 +11,7 @@
 #include "core/collector.h"
 #include "core/config.h"
 #include "core/error_log.h"
+#include "core/gpu_source.h"
 #include "core/name_table.h"
 #include "core/sink_registry.h"
 #include "core/thread_registry.h"
@@ -62,6 +63,7 @@ class SessionCore {
       // rings. Ranges still open now end without a ring to write to.
       core::close_gate();
       core::ThreadRegistry::get().end_session();
+      if (gpu_) gpu_->disable();
       try {
         collector_->stop();
         final_stats_ = collector_->stats();
@@ -69,6 +71,8 @@ class SessionCore {
         errors_.add(std::string("stop failed: ") + e.what());
       }
       collector_.reset();
+      if (gpu_) gpu_->finalize();
+      gpu_.reset();
       g_session_active.store(false, std::memory_order_release);
     }
     return errors_.first();
@@ -105,6 +109,17 @@ class SessionCore {
             : core::ClockSource::kTsc;
     const core::Calibration calibration(clock);
 
+    std::string gpu_status = "off";
+    if (config.gpu_kinds != 0) {
+      std::string why;
+      gpu_ = core::start_gpu_source(
+          core::GpuOptions{config.gpu_kinds, config.gpu_buffers, config.gpu_buffer_kb << 10, clock},
+          &why);
+      // Not an error of the session: it goes on recording CPU events, and says so once.
+      gpu_status = gpu_ ? "cupti" : "CUPTI unavailable: " + why;
+      if (!gpu_) core::print_notice(gpu_status);
+    }
+
     TraceInfo info;
     info.pid = static_cast<std::int64_t>(getpid());
     info.process_name = process_name();
@@ -114,6 +129,7 @@ class SessionCore {
     info.clock = std::string(core::clock_name(clock));
     info.config = std::string(config_text);
     info.nvtx = config.nvtx && detail::nvtx_tool_attached();
+    if (gpu_) info.devices = gpu_->devices();
 
     std::vector<core::SinkSlot> slots;
     for (const core::SinkSpec& spec : config.sinks) {
@@ -143,6 +159,7 @@ class SessionCore {
     }
     if (open.empty() && !slots.empty()) {
       errors_.add("no output could be opened; not recording");
+      gpu_.reset();
       abandon();
       return;
     }
@@ -157,7 +174,7 @@ class SessionCore {
     collector_ = std::make_unique<core::Collector>(
         std::move(open), calibration,
         core::CollectorOptions{g_last_epoch, config.ring_capacity,
-                               std::chrono::milliseconds(config.flush_ms)},
+                               std::chrono::milliseconds(config.flush_ms), gpu_.get(), gpu_status},
         &errors_);
     collector_->start();
     running_.store(true, std::memory_order_release);
@@ -173,6 +190,7 @@ class SessionCore {
   bool owns_active_ = false;
   std::atomic<bool> running_{false};
   mutable std::mutex stop_mu_;
+  std::unique_ptr<core::GpuSource> gpu_;  // declared before the collector, which uses it
   std::unique_ptr<core::Collector> collector_;
   Stats final_stats_;
 };

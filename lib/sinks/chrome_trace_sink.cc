@@ -2,6 +2,7 @@
 
 #include "core/categories.h"
 #include "gpuprobe/version.hpp"
+#include "sinks/chrome_gpu_events.h"
 #include "sinks/json_writer.h"
 
 namespace gpuprobe::sinks {
@@ -40,10 +41,49 @@ Status ChromeTraceSink::open(const TraceInfo& info) {
     }
     buf_ += "},\n";
   }
+  append_device_properties();
   buf_ += "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ";
   append_int(&buf_, base_ns_);
   buf_ += ",\n  \"traceEvents\": [\n";
   return {};
+}
+
+void ChromeTraceSink::append_device_properties() {
+  if (info_.devices.empty()) return;
+  buf_ += "  \"deviceProperties\": [";
+  for (std::size_t i = 0; i < info_.devices.size(); ++i) {
+    const DeviceInfo& d = info_.devices[i];
+    buf_ += i == 0 ? "\n    {\"id\": " : ",\n    {\"id\": ";
+    append_int(&buf_, d.id);
+    buf_ += ", \"name\": ";
+    append_json_string(&buf_, d.name);
+    const std::pair<const char*, std::int64_t> fields[] = {
+        {"totalGlobalMem", static_cast<std::int64_t>(d.total_global_mem)},
+        {"computeMajor", d.compute_major},
+        {"computeMinor", d.compute_minor},
+        {"maxThreadsPerBlock", d.max_threads_per_block},
+        {"maxThreadsPerMultiprocessor", d.max_threads_per_multiprocessor},
+        {"regsPerBlock", d.regs_per_block},
+        {"regsPerMultiprocessor", d.regs_per_multiprocessor},
+        {"warpSize", d.warp_size},
+        {"sharedMemPerBlock", d.shared_mem_per_block},
+        {"sharedMemPerMultiprocessor", d.shared_mem_per_multiprocessor},
+        {"numSms", d.num_sms},
+        {"sharedMemPerBlockOptin", d.shared_mem_per_block_optin}};
+    for (const auto& [name, value] : fields) {
+      buf_ += ", \"";
+      buf_ += name;
+      buf_ += "\": ";
+      append_int(&buf_, value);
+    }
+    buf_ += "}";
+  }
+  buf_ += "],\n";
+}
+
+void ChromeTraceSink::append_separator() {
+  if (!first_event_) buf_ += ",\n";
+  first_event_ = false;
 }
 
 const ChromeTraceSink::SiteText& ChromeTraceSink::site_text(const CallSite* site) {
@@ -76,8 +116,18 @@ const std::string& ChromeTraceSink::thread_text(std::uint32_t thread,
 
 void ChromeTraceSink::append_event(const Event& e, const TimeBase& time,
                                    const std::vector<ThreadInfo>& threads) {
-  if (!first_event_) buf_ += ",\n";
-  first_event_ = false;
+  append_separator();
+  if (e.type == EventType::kGpu) {
+    const GpuActivity& a = *e.gpu;
+    if (a.kind == GpuActivityKind::kOverhead) {
+      overhead_seen_ = true;
+    } else if (a.kind != GpuActivityKind::kRuntimeApi && a.kind != GpuActivityKind::kDriverApi) {
+      devices_.insert(a.device);
+      streams_.emplace(a.device, a.stream);
+    }
+    append_gpu_event(&buf_, a, time, base_ns_, info_.pid);
+    return;
+  }
   const SiteText& site = site_text(e.site);
   buf_ += site.head[static_cast<int>(e.type)];
   buf_ += thread_text(e.thread, threads);
@@ -100,6 +150,8 @@ void ChromeTraceSink::append_event(const Event& e, const TimeBase& time,
       append_double(&buf_, e.value);
       buf_ += "}}";
       break;
+    case EventType::kGpu:  // written by append_gpu_event() above
+      break;
   }
 }
 
@@ -119,14 +171,13 @@ Status ChromeTraceSink::write(const EventBatch& batch) {
 }
 
 void ChromeTraceSink::append_metadata(const Stats& stats, std::int64_t ts_ns) {
-  const auto meta = [&](std::string_view name, std::int64_t tid, std::string_view key,
-                        const auto& append_value) {
-    if (!first_event_) buf_ += ",\n";
-    first_event_ = false;
+  const auto meta = [&](std::string_view name, std::int64_t pid, std::int64_t tid,
+                        std::string_view key, const auto& append_value) {
+    append_separator();
     buf_ += "{\"ph\":\"M\",\"name\":\"";
     buf_ += name;
     buf_ += "\",\"pid\":";
-    append_int(&buf_, info_.pid);
+    append_int(&buf_, pid);
     buf_ += ",\"tid\":";
     append_int(&buf_, tid);
     buf_ += ",\"ts\":";
@@ -139,16 +190,48 @@ void ChromeTraceSink::append_metadata(const Stats& stats, std::int64_t ts_ns) {
   };
   const auto str = [&](std::string_view s) { return [this, s] { append_json_string(&buf_, s); }; };
   const auto num = [&](std::int64_t v) { return [this, v] { append_int(&buf_, v); }; };
-  meta("process_name", 0, "name", str(info_.process_name));
-  meta("process_labels", 0, "labels", str("CPU"));
-  meta("process_sort_index", 0, "sort_index", num(info_.pid));
+  const std::int64_t pid = info_.pid;
+  meta("process_name", pid, 0, "name", str(info_.process_name));
+  meta("process_labels", pid, 0, "labels", str("CPU"));
+  meta("process_sort_index", pid, 0, "sort_index", num(pid));
   for (std::size_t i = 0; i < stats.threads.size(); ++i) {
     const ThreadInfo& t = stats.threads[i];
     std::string label = "thread " + std::to_string(t.os_tid);
     if (!t.name.empty()) label += " (" + t.name + ")";
-    meta("thread_name", t.os_tid, "name", str(label));
-    meta("thread_sort_index", t.os_tid, "sort_index", num(static_cast<std::int64_t>(i)));
+    meta("thread_name", pid, t.os_tid, "name", str(label));
+    meta("thread_sort_index", pid, t.os_tid, "sort_index", num(static_cast<std::int64_t>(i)));
   }
+  // GPUs sort after the host process, in device order, as in Kineto's traces.
+  for (const std::uint32_t device : devices_) {
+    const std::string label = "GPU " + std::to_string(device);
+    meta("process_name", gpu_pid(device), 0, "name", str(label));
+    meta("process_labels", gpu_pid(device), 0, "labels", str(label));
+    meta("process_sort_index", gpu_pid(device), 0, "sort_index",
+         num(0x1000000 + std::int64_t{device}));
+  }
+  for (const auto& [device, stream] : streams_) {
+    meta("thread_name", gpu_pid(device), stream, "name", str("stream " + std::to_string(stream)));
+    meta("thread_sort_index", gpu_pid(device), stream, "sort_index", num(stream));
+  }
+  if (overhead_seen_) meta("process_name", kOverheadPid, 0, "name", str("CUPTI Overhead"));
+}
+
+void ChromeTraceSink::append_gpu_stats(const GpuStats& gpu) {
+  buf_ += ", \"gpu\": {\"status\": ";
+  append_json_string(&buf_, gpu.status);
+  const std::pair<const char*, std::uint64_t> fields[] = {
+      {"records", gpu.records},
+      {"dropped", gpu.dropped},
+      {"buffers_exhausted", gpu.buffers_exhausted},
+      {"filtered", gpu.filtered},
+      {"starts_before_launch", gpu.starts_before_launch}};
+  for (const auto& [name, value] : fields) {
+    buf_ += ", \"";
+    buf_ += name;
+    buf_ += "\": ";
+    append_int(&buf_, static_cast<std::int64_t>(value));
+  }
+  buf_ += "}";
 }
 
 Status ChromeTraceSink::close(const Stats& stats, const TimeBase&) {
@@ -169,6 +252,7 @@ Status ChromeTraceSink::close(const Stats& stats, const TimeBase&) {
   append_int(&buf_, static_cast<std::int64_t>(stats.ring_capacity));
   buf_ += ", \"names_overflowed\": ";
   append_int(&buf_, static_cast<std::int64_t>(stats.names_overflowed));
+  append_gpu_stats(stats.gpu);
   buf_ += ", \"threads\": [";
   for (std::size_t i = 0; i < stats.threads.size(); ++i) {
     const ThreadInfo& t = stats.threads[i];

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "gpuprobe/sink.hpp"
@@ -35,7 +37,10 @@ class ChromeTraceSink : public Sink {
   // `"pid":P,"tid":T,` for one thread.
   const std::string& thread_text(std::uint32_t thread, const std::vector<ThreadInfo>& threads);
   void append_event(const Event& e, const TimeBase& time, const std::vector<ThreadInfo>& threads);
+  void append_separator();
+  void append_device_properties();
   void append_metadata(const Stats& stats, std::int64_t ts_ns);
+  void append_gpu_stats(const GpuStats& gpu);
   Status flush_if_full();
 
   std::string path_;
@@ -46,6 +51,10 @@ class ChromeTraceSink : public Sink {
   bool first_event_ = true;
   std::unordered_map<const CallSite*, SiteText> sites_;
   std::vector<std::string> threads_;
+  // GPU tracks seen, for their process and thread names at close.
+  std::set<std::uint32_t> devices_;
+  std::set<std::pair<std::uint32_t, std::uint32_t>> streams_;  // (device, stream)
+  bool overhead_seen_ = false;
 };
 
 }  // namespace gpuprobe::sinks

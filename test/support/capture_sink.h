@@ -33,6 +33,10 @@ class CaptureSink : public Sink {
   Status write(const EventBatch& batch) override {
     std::lock_guard<std::mutex> lock(mu_);
     for (const Event& e : batch) {
+      if (e.type == EventType::kGpu) {
+        gpu_.push_back(*e.gpu);
+        continue;
+      }
       events_.push_back(CapturedEvent{e.type, e.thread, (*batch.threads)[e.thread].os_tid,
                                       e.site->name, e.site->category, batch.time->wall_ns(e.begin),
                                       batch.time->wall_ns(e.end), e.value});
@@ -51,6 +55,10 @@ class CaptureSink : public Sink {
   std::vector<CapturedEvent> events() const {
     std::lock_guard<std::mutex> lock(mu_);
     return events_;
+  }
+  std::vector<GpuActivity> gpu() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return gpu_;
   }
   std::vector<CapturedEvent> named(const std::string& name) const {
     std::vector<CapturedEvent> out;
@@ -80,6 +88,7 @@ class CaptureSink : public Sink {
   mutable std::mutex mu_;
   TraceInfo info_;
   std::vector<CapturedEvent> events_;
+  std::vector<GpuActivity> gpu_;
   Stats final_stats_;
   std::size_t batches_ = 0;
   bool opened_ = false;

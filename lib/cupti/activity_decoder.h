@@ -1,0 +1,47 @@
+// Turns CUPTI activity records into gpuprobe's GpuActivity, on the collector thread: names are
+// demangled and interned once, API calls that are noise are dropped (and counted).
+#pragma once
+
+#include <cupti.h>
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include "gpuprobe/gpu_activity.hpp"
+
+namespace gpuprobe::cupti {
+
+class ActivityDecoder {
+ public:
+  using CallbackNameFn = CUptiResult (*)(CUpti_CallbackDomain, uint32_t, const char**);
+
+  // `callback_name` resolves API function names (cuptiGetCallbackName); when null, API calls are
+  // named "runtime API 211" and the like.
+  explicit ActivityDecoder(CallbackNameFn callback_name) : callback_name_(callback_name) {}
+
+  // Fills `out` from `record`. False for kinds gpuprobe does not record and for filtered API
+  // calls (see filtered()).
+  bool decode(const CUpti_Activity& record, GpuActivity* out);
+
+  // API calls dropped as noise (cudaGetDevice, cudaGetLastError, event create/destroy, ...).
+  std::uint64_t filtered() const { return filtered_; }
+
+  // True for runtime API calls gpuprobe drops as noise, by CUPTI callback id.
+  static bool is_noise_runtime_call(std::uint32_t cbid);
+
+ private:
+  bool decode_fields(const CUpti_Activity& record, GpuActivity* out);
+  const char* kernel_name(const char* mangled);
+  const char* api_name(CUpti_CallbackDomain domain, std::uint32_t cbid);
+
+  CallbackNameFn callback_name_;
+  std::unordered_map<std::string, const char*> kernel_names_;  // mangled -> interned demangled
+  std::string key_;  // reused lookup key, so cache hits do not allocate
+  std::unordered_map<std::uint64_t, const char*> api_names_;  // domain << 32 | cbid
+  // Synchronization records name a context but no device: learnt from the GPU work records.
+  std::unordered_map<std::uint32_t, std::uint32_t> context_devices_;
+  std::uint64_t filtered_ = 0;
+};
+
+}  // namespace gpuprobe::cupti

@@ -1,0 +1,57 @@
+// libcupti and the CUDA driver, opened with dlopen when a session asks for GPU activity, so a
+// program built with CUDA support runs on machines without a driver, a GPU or CUPTI.
+#pragma once
+
+#include <cupti.h>
+
+#include <string>
+#include <vector>
+
+#include "gpuprobe/sink.hpp"
+#include "gpuprobe/status.hpp"
+
+namespace gpuprobe::cupti {
+
+// The CUPTI functions gpuprobe calls, resolved from the loaded library.
+struct CuptiApi {
+  CUptiResult (*activity_enable)(CUpti_ActivityKind);
+  CUptiResult (*activity_disable)(CUpti_ActivityKind);
+  CUptiResult (*activity_register_callbacks)(CUpti_BuffersCallbackRequestFunc,
+                                             CUpti_BuffersCallbackCompleteFunc);
+  CUptiResult (*activity_register_timestamp_callback)(CUpti_TimestampCallbackFunc);
+  CUptiResult (*activity_flush_all)(uint32_t);
+  CUptiResult (*activity_get_next_record)(uint8_t*, size_t, CUpti_Activity**);
+  CUptiResult (*activity_get_num_dropped_records)(CUcontext, uint32_t, size_t*);
+  CUptiResult (*activity_enable_runtime_api)(CUpti_CallbackId, uint8_t);
+  CUptiResult (*activity_enable_driver_api)(CUpti_CallbackId, uint8_t);
+  CUptiResult (*get_callback_name)(CUpti_CallbackDomain, uint32_t, const char**);
+  CUptiResult (*get_result_string)(CUptiResult, const char**);
+  CUptiResult (*get_version)(uint32_t*);
+  CUptiResult (*finalize)();
+};
+
+class CuptiLibrary {
+ public:
+  // Opens the libraries once per process and checks that a CUDA device is there. On failure the
+  // status says why, for a "CUPTI unavailable: <why>" line; later calls return the same.
+  static Status get(const CuptiLibrary** out);
+
+  // For tests: the same steps with an explicit library path (empty: the usual search).
+  static Status open(const std::string& cupti_path, CuptiLibrary* out);
+
+  const CuptiApi& api() const { return api_; }
+  const std::string& path() const { return path_; }
+  std::uint32_t version() const { return version_; }
+  // Names a CUPTI result code ("CUPTI_ERROR_NOT_INITIALIZED").
+  std::string describe(CUptiResult result) const;
+  // The devices the driver reports, for deviceProperties.
+  const std::vector<DeviceInfo>& devices() const { return devices_; }
+
+ private:
+  CuptiApi api_{};
+  std::string path_;
+  std::uint32_t version_ = 0;
+  std::vector<DeviceInfo> devices_;
+};
+
+}  // namespace gpuprobe::cupti

@@ -1,0 +1,198 @@
+#include "cupti/cupti_tracer.h"
+
+#include <atomic>
+
+#include "gpuprobe/detail/gate.hpp"
+
+namespace gpuprobe::cupti {
+namespace {
+
+// CUPTI's callbacks are plain functions: they reach the running session's pool through this
+// pointer (one session records at a time). Null outside a session: requests then get no buffer.
+std::atomic<ActivityBufferPool*> g_pool{nullptr};
+
+// The gate bits that select the session's clock, for the timestamp callback.
+std::atomic<std::uint64_t> g_clock_bits{0};
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  ActivityBufferPool* pool = g_pool.load(std::memory_order_acquire);
+  *max_records = 0;  // as many as fit
+  *buffer = pool != nullptr ? pool->acquire() : nullptr;
+  *size = *buffer != nullptr ? pool->buffer_bytes() : 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  ActivityBufferPool* pool = g_pool.load(std::memory_order_acquire);
+  if (pool != nullptr && buffer != nullptr) pool->complete(buffer, valid);
+}
+
+// CUPTI stamps every record, CPU- and GPU-side, through this: GPU and CPU events share one clock.
+uint64_t CUPTIAPI session_timestamp() {
+  return detail::now_ticks(g_clock_bits.load(std::memory_order_relaxed));
+}
+
+struct KindSpec {
+  GpuActivityKind kind;
+  CUpti_ActivityKind cupti;
+  const char* name;
+};
+
+constexpr KindSpec kKinds[] = {
+    {GpuActivityKind::kKernel, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL"},
+    {GpuActivityKind::kMemcpy, CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"},
+    {GpuActivityKind::kMemcpy, CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2"},
+    {GpuActivityKind::kMemset, CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"},
+    {GpuActivityKind::kRuntimeApi, CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME"},
+    {GpuActivityKind::kDriverApi, CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER"},
+    {GpuActivityKind::kSync, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION"},
+    {GpuActivityKind::kOverhead, CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD"},
+};
+
+// Runtime calls disabled at the source where CUPTI allows it (CUDA 12.5+), so they cost nothing;
+// the decoder drops them too, for older CUPTI.
+constexpr CUpti_CallbackId kNoiseRuntimeCalls[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventCreate_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventCreateWithFlags_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventDestroy_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
+};
+
+}  // namespace
+
+CuptiTracer::CuptiTracer(const CuptiLibrary& library, const core::GpuOptions& options)
+    : library_(library),
+      options_(options),
+      pool_(options.buffer_count, options.buffer_bytes),
+      decoder_(library.api().get_callback_name) {}
+
+CuptiTracer::~CuptiTracer() {
+  if (!finalized_) {
+    disable();
+    finalize();
+  }
+}
+
+Status CuptiTracer::check(CUptiResult result, const char* call) const {
+  if (result == CUPTI_SUCCESS) return {};
+  std::string message = std::string(call) + ": " + library_.describe(result);
+  if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    message +=
+        " (another profiler such as torch.profiler, Nsight Systems or compute-sanitizer holds "
+        "CUPTI)";
+  } else if (result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+    message += " (profiling is restricted to admin users: NVreg_RestrictProfilingToAdminUsers)";
+  }
+  return Status::Error(message);
+}
+
+Status CuptiTracer::start() {
+  const CuptiApi& api = library_.api();
+  // On failure undo what was done, but never finalize: CUPTI may belong to another profiler,
+  // which finalizing would break.
+  const auto fail = [this](Status s) {
+    disable();
+    g_pool.store(nullptr, std::memory_order_release);
+    finalized_ = true;
+    return s;
+  };
+  g_clock_bits.store(options_.clock == core::ClockSource::kTsc ? detail::kTscBit : 0,
+                     std::memory_order_relaxed);
+  // The clock must be registered before any kind is enabled, or early records use CUPTI's own.
+  if (Status s = check(api.activity_register_timestamp_callback(&session_timestamp),
+                       "cuptiActivityRegisterTimestampCallback");
+      !s.ok()) {
+    return fail(s);
+  }
+  if (Status s = check(api.activity_register_callbacks(&buffer_requested, &buffer_completed),
+                       "cuptiActivityRegisterCallbacks");
+      !s.ok()) {
+    return fail(s);
+  }
+  g_pool.store(&pool_, std::memory_order_release);
+  if (options_.kinds & core::gpu_kind_bit(GpuActivityKind::kRuntimeApi)) {
+    for (CUpti_CallbackId cbid : kNoiseRuntimeCalls) api.activity_enable_runtime_api(cbid, 0);
+  }
+  for (const KindSpec& k : kKinds) {
+    if (!(options_.kinds & core::gpu_kind_bit(k.kind))) continue;
+    const std::string call = std::string("cuptiActivityEnable(") + k.name + ")";
+    if (Status s = check(api.activity_enable(k.cupti), call.c_str()); !s.ok()) return fail(s);
+    enabled_.push_back(k.cupti);
+  }
+  return {};
+}
+
+void CuptiTracer::parse(std::uint8_t* buffer, std::size_t valid, std::vector<GpuActivity>* out) {
+  CUpti_Activity* record = nullptr;
+  const CuptiApi& api = library_.api();
+  while (api.activity_get_next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
+    GpuActivity activity;
+    if (decoder_.decode(*record, &activity)) {
+      out->push_back(activity);
+      ++records_;
+    }
+  }
+}
+
+void CuptiTracer::collect(bool final, std::vector<GpuActivity>* out) {
+  if (finalized_) return;
+  const CuptiApi& api = library_.api();
+  api.activity_flush_all(final ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  pool_.consume([&](std::uint8_t* buffer, std::size_t valid) { parse(buffer, valid, out); });
+  size_t dropped = 0;
+  if (api.activity_get_num_dropped_records(nullptr, 0, &dropped) == CUPTI_SUCCESS)
+    dropped_ += dropped;
+}
+
+void CuptiTracer::disable() {
+  for (CUpti_ActivityKind kind : enabled_) library_.api().activity_disable(kind);
+  enabled_.clear();
+}
+
+void CuptiTracer::finalize() {
+  if (finalized_) return;
+  finalized_ = true;
+  const CuptiApi& api = library_.api();
+  // Whatever CUPTI still holds comes back now, while the pool is alive, and is discarded.
+  api.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  pool_.consume([](std::uint8_t*, std::size_t) {});
+  api.finalize();
+  g_pool.store(nullptr, std::memory_order_release);
+}
+
+core::GpuSourceStats CuptiTracer::stats() const {
+  core::GpuSourceStats s;
+  s.records = records_;
+  s.dropped = dropped_;
+  s.buffers_exhausted = pool_.exhausted();
+  s.filtered = decoder_.filtered();
+  return s;
+}
+
+}  // namespace gpuprobe::cupti
+
+namespace gpuprobe::core {
+
+std::unique_ptr<GpuSource> start_gpu_source(const GpuOptions& options, std::string* why) {
+  const cupti::CuptiLibrary* library = nullptr;
+  if (Status s = cupti::CuptiLibrary::get(&library); !s.ok()) {
+    *why = s.message();
+    return nullptr;
+  }
+  try {
+    auto tracer = std::make_unique<cupti::CuptiTracer>(*library, options);
+    if (Status s = tracer->start(); !s.ok()) {
+      *why = s.message();
+      return nullptr;
+    }
+    return tracer;
+  } catch (const std::exception& e) {
+    *why = std::string("cannot allocate activity buffers: ") + e.what();
+    return nullptr;
+  }
+}
+
+}  // namespace gpuprobe::core

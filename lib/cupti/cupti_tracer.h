@@ -1,0 +1,44 @@
+// The CUPTI activity backend: enables the requested activity kinds with gpuprobe's clock,
+// feeds CUPTI buffers from a fixed pool, and decodes completed buffers on the collector.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/gpu_source.h"
+#include "cupti/activity_buffers.h"
+#include "cupti/activity_decoder.h"
+#include "cupti/cupti_library.h"
+
+namespace gpuprobe::cupti {
+
+class CuptiTracer : public core::GpuSource {
+ public:
+  CuptiTracer(const CuptiLibrary& library, const core::GpuOptions& options);
+  ~CuptiTracer() override;
+
+  // Registers callbacks and enables the kinds; on failure everything is undone.
+  Status start();
+
+  void collect(bool final, std::vector<GpuActivity>* out) override;
+  void disable() override;
+  void finalize() override;
+  core::GpuSourceStats stats() const override;
+  const std::vector<DeviceInfo>& devices() const override { return library_.devices(); }
+
+ private:
+  Status check(CUptiResult result, const char* call) const;
+  void parse(std::uint8_t* buffer, std::size_t valid, std::vector<GpuActivity>* out);
+
+  const CuptiLibrary& library_;
+  const core::GpuOptions options_;
+  ActivityBufferPool pool_;
+  ActivityDecoder decoder_;
+  std::vector<CUpti_ActivityKind> enabled_;
+  bool finalized_ = false;
+  std::uint64_t records_ = 0;
+  std::uint64_t dropped_ = 0;
+};
+
+}  // namespace gpuprobe::cupti
