@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "gpuprobe/call_site.hpp"
+
 namespace gpuprobe {
 
 /// What a GpuActivity describes. The names in comments are the Chrome-trace categories
@@ -85,9 +87,19 @@ struct GpuActivity {
   MemoryKind dst_kind = MemoryKind::kUnknown;
 
   // API calls.
-  std::uint32_t cbid = 0;       ///< CUPTI callback id of the function.
-  std::uint32_t thread_id = 0;  ///< The calling thread, as CUPTI reports it.
+  std::uint32_t cbid = 0;  ///< CUPTI callback id of the function.
+  /// The calling thread as CUPTI identifies it: the low 32 bits of its pthread_self().
+  std::uint32_t thread_id = 0;
+  /// The calling thread's kernel id (gettid), as CPU events use it, when that thread has recorded
+  /// gpuprobe events in this session; 0 when gpuprobe cannot tell.
+  std::int64_t os_tid = 0;
   std::uint32_t process_id = 0;
+
+  /// The innermost gpuprobe range open on the launching thread around the API call that
+  /// launched this work (for API calls: around the call itself); nullptr when there was none, or
+  /// gpuprobe could not tell (the thread recorded no gpuprobe events, or runtime/driver API
+  /// recording is off).
+  const CallSite* range = nullptr;
 
   // Synchronization.
   SyncKind sync_kind = SyncKind::kUnknown;

@@ -95,6 +95,10 @@ struct GpuStats {
   std::uint64_t filtered = 0;           ///< API calls dropped as noise (cudaGetDevice, ...).
   /// GPU work whose start precedes the start of the API call that launched it: a clock problem.
   std::uint64_t starts_before_launch = 0;
+  /// Records given the gpuprobe range around their launch (GpuActivity::range), and records for
+  /// which no range was found.
+  std::uint64_t attributed = 0;
+  std::uint64_t unattributed = 0;
 };
 
 /// The state of a session: totals and one row per thread that recorded. Every output carries it,

@@ -42,6 +42,13 @@ Collector::Collector(std::vector<SinkSlot> sinks, const Calibration& calibration
       launches_(static_cast<std::uint64_t>(10e9 / calibration.time_base().ns_per_tick())) {
   batch_.reserve(kBatchCapacity);
   gpu_stats_.status = options.gpu_status;
+  if (options.gpu != nullptr && options.attribute_gpu) {
+    const double ticks_per_ms = 1e6 / calibration.time_base().ns_per_tick();
+    attribution_ = std::make_unique<RangeAttribution>(RangeAttribution::Options{
+        static_cast<std::uint64_t>(static_cast<double>(options.attribution_horizon.count()) *
+                                   ticks_per_ms),
+        std::size_t{1} << 18, std::size_t{1} << 18});
+  }
 }
 
 Collector::~Collector() {
@@ -91,7 +98,11 @@ void Collector::drain(bool final) {
       // The row exists before any of its events reaches a sink.
       prepare_row(*ring);
       const std::uint32_t index = ring->index;
+      const std::int64_t os_tid = ring->os_tid;
       const std::uint64_t n = ring->ring.drain([&](const detail::Record& r) {
+        if (attribution_ && r.kind == detail::RecordKind::kRange) {
+          attribution_->add_range(os_tid, r.begin, r.end, r.site);
+        }
         batch_.push_back(decode(r, index));
         if (batch_.size() == kBatchCapacity) deliver();
       });
@@ -112,25 +123,40 @@ void Collector::drain(bool final) {
 void Collector::collect_gpu(bool final) {
   gpu_records_.clear();
   options_.gpu->collect(final, &gpu_records_);
-  for (const GpuActivity& a : gpu_records_) {
+  for (GpuActivity& a : gpu_records_) {
     if (a.kind == GpuActivityKind::kRuntimeApi || a.kind == GpuActivityKind::kDriverApi) {
+      if (const auto it = os_tids_.find(a.thread_id); it != os_tids_.end()) a.os_tid = it->second;
       launches_.on_launch(a.correlation, a.start);
     } else if (a.correlation != 0 && a.kind != GpuActivityKind::kOverhead) {
       launches_.on_work(a.correlation, a.start);
     }
+  }
+  launches_.prune();
+  // With attribution, activities wait until the range around their launch is known.
+  const std::vector<GpuActivity>* ready = &gpu_records_;
+  if (attribution_) {
+    for (const GpuActivity& a : gpu_records_) attribution_->add_activity(a);
+    attributed_records_.clear();
+    attribution_->release(read_ticks(calibration_.source()), final, &attributed_records_);
+    ready = &attributed_records_;
+  }
+  for (const GpuActivity& a : *ready) {
     Event e{EventType::kGpu, 0, nullptr, a.start, a.end, 0.0};
     e.gpu = &a;
     batch_.push_back(e);
     if (batch_.size() == kBatchCapacity) deliver();
   }
-  launches_.prune();
   const GpuSourceStats source = options_.gpu->stats();
   std::lock_guard<std::mutex> lock(stats_mu_);
-  gpu_stats_.records += gpu_records_.size();
+  gpu_stats_.records += ready->size();
   gpu_stats_.dropped = source.dropped;
   gpu_stats_.buffers_exhausted = source.buffers_exhausted;
   gpu_stats_.filtered = source.filtered;
   gpu_stats_.starts_before_launch = launches_.starts_before_launch();
+  if (attribution_) {
+    gpu_stats_.attributed = attribution_->attributed();
+    gpu_stats_.unattributed = attribution_->unattributed();
+  }
 }
 
 void Collector::prepare_row(const ThreadState& ring) {
@@ -143,6 +169,7 @@ void Collector::prepare_row(const ThreadState& ring) {
   if (index >= rows_.size()) {
     rows_.resize(index + 1);
     name_versions_.resize(index + 1, ~0u);
+    os_tids_[ring.pthread_id] = ring.os_tid;
   }
   ThreadInfo& row = rows_[index];
   row.os_tid = ring.os_tid;

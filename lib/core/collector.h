@@ -10,12 +10,14 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/error_log.h"
 #include "core/gpu_source.h"
 #include "core/launch_matcher.h"
+#include "core/range_attribution.h"
 #include "core/thread_registry.h"
 #include "gpuprobe/sink.hpp"
 
@@ -34,6 +36,10 @@ struct CollectorOptions {
   std::chrono::milliseconds period{20};
   GpuSource* gpu = nullptr;  // not owned; outlives the collector
   std::string gpu_status = "off";
+  // Attribute GPU work to ranges (needs runtime or driver API records); how long work waits for
+  // the range around its launch to close.
+  bool attribute_gpu = false;
+  std::chrono::milliseconds attribution_horizon{5000};
 };
 
 class Collector {
@@ -82,6 +88,10 @@ class Collector {
   std::vector<Event> batch_;
   std::vector<std::uint32_t> name_versions_;
   std::vector<GpuActivity> gpu_records_;
+  std::vector<GpuActivity> attributed_records_;
+  std::unique_ptr<RangeAttribution> attribution_;  // null unless options_.attribute_gpu
+  // CUPTI's thread id (low 32 bits of pthread_self) -> gettid, for threads that recorded.
+  std::unordered_map<std::uint32_t, std::int64_t> os_tids_;
   LaunchMatcher launches_;
 
   // Rows are written only by the collector (under stats_mu_) and read by sinks on the collector

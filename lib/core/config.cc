@@ -162,6 +162,13 @@ Status apply_cupti_buffer_kb(std::string_view v, Config& c) {
   return {};
 }
 
+Status apply_attribution_ms(std::string_view v, Config& c) {
+  if (!parse_int<std::uint32_t>(v, 0, 600000, &c.attribution_ms)) {
+    return bad_value("attribution_ms", v, "a number of milliseconds from 0 to 600000");
+  }
+  return {};
+}
+
 struct OptionSpec {
   std::string_view key;
   std::string_view value_hint;
@@ -199,6 +206,10 @@ constexpr OptionSpec kOptions[] = {
      "CUPTI activity buffers in the fixed pool; when all are full CUPTI drops records, counted",
      apply_cupti_buffers},
     {"cupti_buffer_kb", "KIB", "4096", "size of each CUPTI activity buffer", apply_cupti_buffer_kb},
+    {"attribution_ms", "MS", "5000",
+     "how long GPU work waits for the gpuprobe range around its launch to close before it is "
+     "written without one",
+     apply_attribution_ms},
     {"names", "N", "65536",
      "most distinct run-time names; later ones record as \"<name table full>\" and are counted",
      apply_names},

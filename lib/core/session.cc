@@ -173,8 +173,12 @@ class SessionCore {
     }
     collector_ = std::make_unique<core::Collector>(
         std::move(open), calibration,
-        core::CollectorOptions{g_last_epoch, config.ring_capacity,
-                               std::chrono::milliseconds(config.flush_ms), gpu_.get(), gpu_status},
+        core::CollectorOptions{
+            g_last_epoch, config.ring_capacity, std::chrono::milliseconds(config.flush_ms),
+            gpu_.get(), gpu_status,
+            (config.gpu_kinds & (core::gpu_kind_bit(GpuActivityKind::kRuntimeApi) |
+                                 core::gpu_kind_bit(GpuActivityKind::kDriverApi))) != 0,
+            std::chrono::milliseconds(config.attribution_ms)},
         &errors_);
     collector_->start();
     running_.store(true, std::memory_order_release);

@@ -94,6 +94,7 @@ ThreadState* ThreadRegistry::acquire(std::uint32_t epoch) noexcept {
     ring->released.store(false, std::memory_order_relaxed);
     ring->index = next_index_++;
     ring->os_tid = tid;
+    ring->pthread_id = static_cast<std::uint32_t>(pthread_self());
     ring->name = std::move(name);
     ring->name_version.fetch_add(1, std::memory_order_relaxed);
     live_.push_back(ring.get());

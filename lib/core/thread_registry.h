@@ -25,6 +25,8 @@ struct ThreadState : detail::ThreadRing {
   // Constant while the ring is owned; written under the registry lock before it is handed out.
   std::uint32_t index = 0;  // row in the session's Stats::threads
   std::int64_t os_tid = 0;
+  // The low 32 bits of pthread_self(): how CUPTI names the thread in API records.
+  std::uint32_t pthread_id = 0;
   // Bumped (under the lock) whenever `name` changes, so the collector copies names only then.
   std::atomic<std::uint32_t> name_version{0};
   std::string name;  // guarded by the registry lock

@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "core/name_table.h"
@@ -95,6 +96,19 @@ bool ActivityDecoder::is_noise_runtime_call(std::uint32_t cbid) {
     default:
       return false;
   }
+}
+
+bool ActivityDecoder::is_kept_driver_call(const char* name) {
+  // The runtime makes many driver calls of its own (cuKernelGetName for every launch,
+  // cuLibraryGetKernel, attribute queries): as Kineto does, only the driver calls that launch,
+  // move or wait for GPU work, allocate memory or load code are kept.
+  static constexpr const char* kKept[] = {"cuLaunch",     "cuGraphLaunch", "cuMem",
+                                          "cuStream",     "cuEvent",       "cuCtxSynchronize",
+                                          "cuModuleLoad", "cuLibraryLoad"};
+  for (const char* prefix : kKept) {
+    if (std::strncmp(name, prefix, std::strlen(prefix)) == 0) return true;
+  }
+  return false;
 }
 
 const char* ActivityDecoder::kernel_name(const char* mangled) {
@@ -232,11 +246,15 @@ bool ActivityDecoder::decode_fields(const CUpti_Activity& record, GpuActivity* o
         ++filtered_;
         return false;
       }
+      out->name =
+          api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a.cbid);
+      if (!runtime && !is_kept_driver_call(out->name)) {
+        ++filtered_;
+        return false;
+      }
       out->kind = runtime ? GpuActivityKind::kRuntimeApi : GpuActivityKind::kDriverApi;
       out->start = a.start;
       out->end = a.end;
-      out->name =
-          api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a.cbid);
       out->correlation = a.correlationId;
       out->cbid = a.cbid;
       out->thread_id = a.threadId;

@@ -29,6 +29,8 @@ class ActivityDecoder {
 
   // True for runtime API calls gpuprobe drops as noise, by CUPTI callback id.
   static bool is_noise_runtime_call(std::uint32_t cbid);
+  // True for driver API calls gpuprobe keeps, by function name.
+  static bool is_kept_driver_call(const char* name);
 
  private:
   bool decode_fields(const CUpti_Activity& record, GpuActivity* out);

@@ -91,7 +91,7 @@ void append_gpu_event(std::string* out, const GpuActivity& a, const TimeBase& ti
   std::int64_t tid = a.stream;
   if (is_api(a.kind)) {
     pid = host_pid;
-    tid = a.thread_id;
+    tid = api_thread_tid(a);
   } else if (a.kind == GpuActivityKind::kOverhead) {
     pid = kOverheadPid;
     tid = 0;
@@ -141,10 +141,16 @@ void append_gpu_event(std::string* out, const GpuActivity& a, const TimeBase& ti
     case GpuActivityKind::kSync:
       key(out, "cuda_sync_kind");
       append_json_string(out, a.name);
-      if (a.cuda_event_id != 0) key_int(out, "wait_on_cuda_event_id", a.cuda_event_id);
+      if (a.sync_kind == SyncKind::kEventSynchronize || a.sync_kind == SyncKind::kStreamWaitEvent) {
+        key_int(out, "wait_on_cuda_event_id", a.cuda_event_id);
+      }
       break;
     default:
       break;
+  }
+  if (a.range != nullptr) {
+    key(out, "range");
+    append_json_string(out, a.range->name);
   }
   if (a.graph_id != 0) {
     key_int(out, "graph id", a.graph_id);

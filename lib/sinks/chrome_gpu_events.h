@@ -18,6 +18,12 @@ const char* chrome_gpu_category(GpuActivityKind kind);
 // sets, synchronizations): they start an "ac2g" flow.
 bool starts_flow(const char* api_name);
 
+// The tid an API call is shown under: the calling thread's gettid() when gpuprobe knows it (so
+// the call sits inside that thread's ranges), else CUPTI's own id for the thread.
+inline std::int64_t api_thread_tid(const GpuActivity& a) {
+  return a.os_tid != 0 ? a.os_tid : std::int64_t{a.thread_id};
+}
+
 // The pid GPU work of `device` is shown under, and the one for CUPTI's own overhead.
 inline std::int64_t gpu_pid(std::uint32_t device) { return device; }
 inline constexpr std::int64_t kOverheadPid = -1;

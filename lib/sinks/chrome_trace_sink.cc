@@ -121,7 +121,9 @@ void ChromeTraceSink::append_event(const Event& e, const TimeBase& time,
     const GpuActivity& a = *e.gpu;
     if (a.kind == GpuActivityKind::kOverhead) {
       overhead_seen_ = true;
-    } else if (a.kind != GpuActivityKind::kRuntimeApi && a.kind != GpuActivityKind::kDriverApi) {
+    } else if (a.kind == GpuActivityKind::kRuntimeApi || a.kind == GpuActivityKind::kDriverApi) {
+      if (a.os_tid == 0) unknown_api_threads_.insert(api_thread_tid(a));
+    } else {
       devices_.insert(a.device);
       streams_.emplace(a.device, a.stream);
     }
@@ -213,6 +215,10 @@ void ChromeTraceSink::append_metadata(const Stats& stats, std::int64_t ts_ns) {
     meta("thread_name", gpu_pid(device), stream, "name", str("stream " + std::to_string(stream)));
     meta("thread_sort_index", gpu_pid(device), stream, "sort_index", num(stream));
   }
+  for (const std::int64_t tid : unknown_api_threads_) {
+    meta("thread_name", pid, tid, "name",
+         str("CUDA API thread (CUPTI id " + std::to_string(tid) + ")"));
+  }
   if (overhead_seen_) meta("process_name", kOverheadPid, 0, "name", str("CUPTI Overhead"));
 }
 
@@ -224,7 +230,9 @@ void ChromeTraceSink::append_gpu_stats(const GpuStats& gpu) {
       {"dropped", gpu.dropped},
       {"buffers_exhausted", gpu.buffers_exhausted},
       {"filtered", gpu.filtered},
-      {"starts_before_launch", gpu.starts_before_launch}};
+      {"starts_before_launch", gpu.starts_before_launch},
+      {"attributed", gpu.attributed},
+      {"unattributed", gpu.unattributed}};
   for (const auto& [name, value] : fields) {
     buf_ += ", \"";
     buf_ += name;

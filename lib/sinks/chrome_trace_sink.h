@@ -55,6 +55,8 @@ class ChromeTraceSink : public Sink {
   std::set<std::uint32_t> devices_;
   std::set<std::pair<std::uint32_t, std::uint32_t>> streams_;  // (device, stream)
   bool overhead_seen_ = false;
+  // API calls from threads gpuprobe does not know, named by CUPTI's thread id.
+  std::set<std::int64_t> unknown_api_threads_;
 };
 
 }  // namespace gpuprobe::sinks

@@ -19,6 +19,10 @@ CUptiResult fake_callback_name(CUpti_CallbackDomain domain, uint32_t cbid, const
     *name = "cuLaunchKernel";
     return CUPTI_SUCCESS;
   }
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuKernelGetName) {
+    *name = "cuKernelGetName";
+    return CUPTI_SUCCESS;
+  }
   return CUPTI_ERROR_INVALID_PARAMETER;
 }
 
@@ -168,6 +172,11 @@ TEST_CASE("API records are named without CUPTI's version suffix; noise is filter
     REQUIRE_FALSE(decoder.decode(as_activity(&api), &a));
   }
   REQUIRE(decoder.filtered() == 4);
+  // Driver calls the runtime makes for itself are noise too.
+  api.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+  api.cbid = CUPTI_DRIVER_TRACE_CBID_cuKernelGetName;
+  REQUIRE_FALSE(decoder.decode(as_activity(&api), &a));
+  REQUIRE(decoder.filtered() == 5);
 }
 
 TEST_CASE("Sync records find their device through the context; overhead records decode") {

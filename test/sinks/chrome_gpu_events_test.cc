@@ -87,6 +87,8 @@ TEST_CASE("GPU activity is written with Kineto's categories, tracks, args and fl
   kernel.registers_per_thread = 30;
   kernel.static_shared_memory = 16;
   kernel.dynamic_shared_memory = 48;
+  static constexpr CallSite kForward{"forward", "", "", 0, 0, Category::kApp};
+  kernel.range = &kForward;
   kernel.graph_id = 3;
   kernel.graph_node_id = 9;
   GpuActivity copy =
@@ -99,7 +101,8 @@ TEST_CASE("GPU activity is written with Kineto's categories, tracks, args and fl
   GpuActivity sync = activity(GpuActivityKind::kSync, "Stream Sync", 23000, 30000, 45);
   sync.stream = 7;
   GpuActivity driver = activity(GpuActivityKind::kDriverApi, "cuMemAlloc_v2", 31000, 32000, 46);
-  driver.thread_id = 777;
+  driver.thread_id = 555;  // a thread gpuprobe does not know
+  launch.os_tid = 1777;    // the launching thread's gettid(), known to gpuprobe
   GpuActivity overhead =
       activity(GpuActivityKind::kOverhead, "CUPTI Overhead: buffer flush", 33000, 34000, 0);
   GpuStats gpu;
@@ -124,16 +127,25 @@ TEST_CASE("GPU activity is written with Kineto's categories, tracks, args and fl
   REQUIRE(args["shared memory"] == 64);
   REQUIRE(args["grid"] == json::array({128, 1, 1}));
   REQUIRE(args["block"] == json::array({256, 1, 1}));
+  REQUIRE(args["range"] == "forward");
   REQUIRE(args["graph id"] == 3);
   REQUIRE(args["graph node id"] == 9);
 
   const json r = with(doc, "cat", "cuda_runtime").at(0);
   REQUIRE(r["pid"] == 4242);
-  REQUIRE(r["tid"] == 777);
+  REQUIRE(r["tid"] == 1777);  // on the thread's own track, with its CPU ranges
   REQUIRE(r["name"] == "cudaLaunchKernel");
   REQUIRE(r["args"]["cbid"] == 211);
   REQUIRE(r["args"]["correlation"] == 42);
-  REQUIRE(with(doc, "cat", "cuda_driver").at(0)["name"] == "cuMemAlloc_v2");
+  const json d = with(doc, "cat", "cuda_driver").at(0);
+  REQUIRE(d["name"] == "cuMemAlloc_v2");
+  REQUIRE(d["tid"] == 555);
+  bool unknown_thread_named = false;
+  for (const json& m : with(doc, "name", "thread_name")) {
+    unknown_thread_named |=
+        m["tid"] == 555 && m["args"]["name"] == "CUDA API thread (CUPTI id 555)";
+  }
+  REQUIRE(unknown_thread_named);
 
   const json c = with(doc, "cat", "gpu_memcpy").at(0);
   REQUIRE(c["args"]["bytes"] == 4000);
@@ -150,7 +162,7 @@ TEST_CASE("GPU activity is written with Kineto's categories, tracks, args and fl
   }
   REQUIRE(flow42.size() == 2);
   REQUIRE(flow42["s"]["pid"] == 4242);
-  REQUIRE(flow42["s"]["tid"] == 777);
+  REQUIRE(flow42["s"]["tid"] == 1777);
   REQUIRE(flow42["s"]["ts"].get<double>() == Approx(1.0));
   REQUIRE(flow42["f"]["pid"] == 0);
   REQUIRE(flow42["f"]["tid"] == 7);

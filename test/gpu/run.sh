@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Builds gpuprobe on the GPU machine, runs every test (the GPU ones included) and the benchmarks,
+# and prints a short table last. Debian packages the machine lacks travel as .deb files in .deps/
+# (git-ignored; `apt-get download` them there) and are unpacked into a private prefix.
+#   test/gpu/run.sh            (writes logs under $OUT when set)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-/tmp/gpuprobe-gpu-out}
+mkdir -p "$out"
+prefix=/tmp/gpuprobe-deps
+
+echo "== machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+nvcc --version | tail -1
+cmake --version | head -1
+ls /usr/local/cuda/extras/CUPTI/lib64/libcupti.so* /usr/local/cuda/lib64/libcupti.so* 2>/dev/null | head -3
+
+# Unpack only what the machine does not have.
+mkdir -p "$prefix"
+have_header() { echo "#include <$1>" | g++ -x c++ -fsyntax-only - 2>/dev/null; }
+for deb in .deps/*.deb; do
+  case "$deb" in
+    *zlib1g-dev*) have_header zlib.h && continue ;;
+    *nlohmann*) have_header nlohmann/json.hpp && continue ;;
+    *catch2*) have_header catch2/catch_test_macros.hpp && continue ;;
+    *benchmark*) have_header benchmark/benchmark.h && continue ;;
+  esac
+  echo "unpacking $deb"
+  dpkg -x "$deb" "$prefix"
+done
+# The -dev package's libz.so points at a runtime the machine has under another directory.
+if [ -d "$prefix/usr/lib/x86_64-linux-gnu" ] && [ ! -e "$prefix/usr/lib/x86_64-linux-gnu/libz.so.1" ]; then
+  ln -sf "$(ldconfig -p | awk '/libz.so.1 /{print $NF; exit}')" "$prefix/usr/lib/x86_64-linux-gnu/libz.so"
+fi
+export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+
+echo "== build"
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix/usr" \
+  -DCMAKE_CUDA_ARCHITECTURES=90 2>&1 | grep -E "gpuprobe|Catch2|CUDA compiler identification|Error" | tee "$out/configure.log"
+cmake --build build-gpu 2>&1 | tail -3 | tee "$out/build.log"
+
+echo "== tests"
+ctest --test-dir build-gpu --output-on-failure -j8 2>&1 | tee "$out/ctest.log" | tail -15
+echo "== GPU test output"
+GPUPROBE_GPU_TEST_TRACE="$out/gpu_test_trace.json" build-gpu/test/gpu/cupti_gpu_test 2>&1 | tee "$out/cupti_gpu_test.log" | tail -15
+
+echo "== demo"
+GPUPROBE_DEMO_OUT="$out" build-gpu/examples/demo "$out/demo_trace.json" 2>&1 | tail -6
+
+echo "== benchmarks"
+if [ -x build-gpu/bench/range_bench ]; then
+  build-gpu/bench/range_bench --benchmark_min_time=0.2 --benchmark_repetitions=3 \
+    --benchmark_report_aggregates_only=true --benchmark_out="$out/bench.json" \
+    --benchmark_out_format=json >/dev/null 2>&1
+  python3 bench/summarize.py "$out/bench.json" | tee "$out/bench.txt"
+fi
+
+echo "== summary"
+printf '%-28s %s\n' "ctest" "$(grep -E 'tests passed' "$out/ctest.log" | tail -1)"
+printf '%-28s %s\n' "cupti_gpu_test" "$(tail -1 "$out/cupti_gpu_test.log")"
+printf '%-28s %s\n' "gpu stats" "$(grep 'gpu status' "$out/cupti_gpu_test.log")"
