@@ -11,6 +11,7 @@ configs=("$@")
 
 passed=0
 failed=0
+skips=0
 for config in "${configs[@]}"; do
   case "$config" in
     plain) dir=build sanitize="" ;;
@@ -42,8 +43,9 @@ for config in "${configs[@]}"; do
   else
     passed=$((passed + total - bad - skipped))
     failed=$((failed + bad))
+    skips=$((skips + skipped))
   fi
 done
 echo
-echo "all configurations: $passed passed, $failed failed"
+echo "all configurations: $passed passed, $failed failed, $skips skipped"
 [ "$failed" -eq 0 ]

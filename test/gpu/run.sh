@@ -55,7 +55,17 @@ if [ -x build-gpu/bench/range_bench ]; then
   python3 bench/summarize.py "$out/bench.json" | tee "$out/bench.txt"
 fi
 
+echo "== GPU launch benchmark"
+if [ -x build-gpu/bench/gpu/launch_bench ]; then
+  build-gpu/bench/gpu/launch_bench 2>&1 | tee "$out/launch_bench.txt" | tail -14
+fi
+python3 bench/gpu/torch_profiler_launch.py 2>&1 | tail -2 | tee "$out/torch_profiler.txt"
+
 echo "== summary"
 printf '%-28s %s\n' "ctest" "$(grep -E 'tests passed' "$out/ctest.log" | tail -1)"
 printf '%-28s %s\n' "cupti_gpu_test" "$(tail -1 "$out/cupti_gpu_test.log")"
 printf '%-28s %s\n' "gpu stats" "$(grep 'gpu status' "$out/cupti_gpu_test.log")"
+printf '%-28s %s\n' "launch cost ratios" "$(grep 'raw CUPTI added' "$out/launch_bench.txt" 2>/dev/null)"
+printf '%-28s %s\n' "after stop" "$(grep "after gpuprobe stop" "$out/launch_bench.txt" 2>/dev/null)"
+printf '%-28s %s\n' "1M launches" "$(grep '^1M launches' "$out/launch_bench.txt" 2>/dev/null)"
+printf '%-28s %s\n' "torch.profiler" "$(tail -1 "$out/torch_profiler.txt" 2>/dev/null)"
