@@ -1,6 +1,8 @@
 // The gpuprobe demo: a small multi-threaded pipeline (loaders feeding workers through a queue,
-// plus short-lived helper threads) traced to a Chrome/Perfetto JSON file. It prints where the
-// trace is and a summary of what it holds, gathered by a custom sink.
+// plus short-lived helper threads) traced to a Chrome/Perfetto JSON file. Where there is a GPU,
+// the workers copy each batch to it and run a kernel per layer, and CUPTI records that work,
+// attributed to the ranges that launched it. It prints where the trace is and a summary of what
+// it holds, gathered by a custom sink.
 //
 //   demo [TRACE_PATH]        default: gpuprobe_demo_trace.json
 //
@@ -19,6 +21,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "demo_gpu.h"
 
 namespace {
 
@@ -104,20 +108,27 @@ void load_batches(BatchQueue& queue, int first, int count) {
   }
 }
 
-void process_batch(int batch) {
+void process_batch(int batch, GpuStage* gpu) {
   GPUPROBE_FUNCTION();
   GPUPROBE_RANGE("forward");
+  if (gpu != nullptr) gpu_stage_upload(gpu);
   for (int layer = 0; layer < 4; ++layer) {
     gpuprobe::ScopedRange r("layer_" + std::to_string(layer));
     spin(60 + 20 * layer);
+    if (gpu != nullptr) gpu_stage_layer(gpu, layer);
+  }
+  if (gpu != nullptr) {
+    GPUPROBE_RANGE("download");
+    gpu_stage_download(gpu);
   }
   if (batch % 50 == 0) gpuprobe::instant("checkpoint");
 }
 
 void work(BatchQueue& queue, std::vector<std::thread>& helpers, std::mutex& helpers_mu) {
   gpuprobe::set_thread_name("worker");
+  GpuStage* gpu = gpu_stage_open();
   for (int batch; (batch = queue.pop()) >= 0;) {
-    process_batch(batch);
+    process_batch(batch, gpu);
     if (batch % 40 == 0) {
       // A short-lived thread: its ring is handed back when it exits, nothing is lost.
       std::lock_guard<std::mutex> lock(helpers_mu);
@@ -128,6 +139,7 @@ void work(BatchQueue& queue, std::vector<std::thread>& helpers, std::mutex& help
       });
     }
   }
+  gpu_stage_close(gpu);
 }
 
 }  // namespace
@@ -135,7 +147,11 @@ void work(BatchQueue& queue, std::vector<std::thread>& helpers, std::mutex& help
 int main(int argc, char** argv) {
   const std::string path = argc > 1 ? argv[1] : "gpuprobe_demo_trace.json";
   auto summary = std::make_shared<SummarySink>();
-  gpuprobe::Session session("chrome=" + path, {summary});
+  // Probe for a GPU before tracing starts; with one, CUPTI records all GPU activity.
+  GpuStage* probe = gpu_stage_open();
+  const bool gpu = probe != nullptr;
+  gpu_stage_close(probe);
+  gpuprobe::Session session("chrome=" + path + (gpu ? ",cupti=all" : ""), {summary});
   if (!session.ok()) {
     std::fprintf(stderr, "demo: could not start tracing: %s\n", session.error().c_str());
     return 1;
@@ -170,10 +186,17 @@ int main(int argc, char** argv) {
 
   std::printf("trace: %s\n", std::filesystem::absolute(path).c_str());
   std::printf("open it at https://ui.perfetto.dev or chrome://tracing\n\n");
-  std::printf("%-20s %8s %12s\n", "name", "events", "range ms");
+  std::printf("%-36s %8s %12s\n", "name", "events", "time ms");
   for (const auto& [name, row] : summary->rows()) {
-    std::printf("%-20s %8llu %12.2f\n", name.c_str(), static_cast<unsigned long long>(row.count),
+    std::printf("%-36.36s %8llu %12.2f\n", name.c_str(), static_cast<unsigned long long>(row.count),
                 row.total_ms);
+  }
+  std::printf("\nGPU: %s", gpu ? stats.gpu.status.c_str() : "none found (CPU-only demo)");
+  if (gpu) {
+    std::printf(", %llu records, %llu attributed to ranges, %llu dropped",
+                static_cast<unsigned long long>(stats.gpu.records),
+                static_cast<unsigned long long>(stats.gpu.attributed),
+                static_cast<unsigned long long>(stats.gpu.dropped + stats.gpu.buffers_exhausted));
   }
   std::uint64_t peak = 0;
   for (const gpuprobe::ThreadInfo& t : stats.threads) peak = std::max(peak, t.peak_fill);

@@ -78,6 +78,8 @@ Status resolve_cupti(void* handle, const std::string& path, CuptiApi* api) {
   resolve(handle, "cuptiGetResultString", &api->get_result_string, &missing);
   resolve(handle, "cuptiGetVersion", &api->get_version, &missing);
   resolve(handle, "cuptiFinalize", &api->finalize, &missing);
+  resolve(handle, "cuptiSubscribe", &api->subscribe, &missing);
+  resolve(handle, "cuptiUnsubscribe", &api->unsubscribe, &missing);
   if (!missing.empty()) {
     return Status::Error(path + " is not a usable libcupti (no symbol " + missing +
                          "; CUDA 12.5 or newer is needed)");

@@ -28,6 +28,8 @@ struct CuptiApi {
   CUptiResult (*get_result_string)(CUptiResult, const char**);
   CUptiResult (*get_version)(uint32_t*);
   CUptiResult (*finalize)();
+  CUptiResult (*subscribe)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*);
+  CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
 };
 
 class CuptiLibrary {

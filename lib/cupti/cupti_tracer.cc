@@ -26,6 +26,9 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   if (pool != nullptr && buffer != nullptr) pool->complete(buffer, valid);
 }
 
+// The subscriber's callback: no callback domain is enabled, so CUPTI never calls it.
+void CUPTIAPI no_callbacks(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
 // CUPTI stamps every record, CPU- and GPU-side, through this: GPU and CPU events share one clock.
 uint64_t CUPTIAPI session_timestamp() {
   return detail::now_ticks(g_clock_bits.load(std::memory_order_relaxed));
@@ -93,12 +96,18 @@ Status CuptiTracer::start() {
   const CuptiApi& api = library_.api();
   // On failure undo what was done, but never finalize: CUPTI may belong to another profiler,
   // which finalizing would break.
-  const auto fail = [this](Status s) {
+  const auto fail = [this, &api](Status s) {
     disable();
     g_pool.store(nullptr, std::memory_order_release);
+    if (subscriber_ != nullptr) api.unsubscribe(subscriber_);
+    subscriber_ = nullptr;
     finalized_ = true;
     return s;
   };
+  if (Status s = check(api.subscribe(&subscriber_, &no_callbacks, nullptr), "cuptiSubscribe"); !s.ok()) {
+    subscriber_ = nullptr;
+    return fail(s);
+  }
   g_clock_bits.store(options_.clock == core::ClockSource::kTsc ? detail::kTscBit : 0,
                      std::memory_order_relaxed);
   // The clock must be registered before any kind is enabled, or early records use CUPTI's own.
@@ -159,6 +168,8 @@ void CuptiTracer::finalize() {
   // Whatever CUPTI still holds comes back now, while the pool is alive, and is discarded.
   api.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   pool_.consume([](std::uint8_t*, std::size_t) {});
+  if (subscriber_ != nullptr) api.unsubscribe(subscriber_);
+  subscriber_ = nullptr;
   api.finalize();
   g_pool.store(nullptr, std::memory_order_release);
 }

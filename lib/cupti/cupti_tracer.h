@@ -36,6 +36,10 @@ class CuptiTracer : public core::GpuSource {
   ActivityBufferPool pool_;
   ActivityDecoder decoder_;
   std::vector<CUpti_ActivityKind> enabled_;
+  // Held for the whole session: CUPTI admits one subscriber, so holding it both detects another
+  // profiler (torch.profiler, Nsight, compute-sanitizer) at start and keeps one from taking
+  // CUPTI's callbacks from under gpuprobe while it records.
+  CUpti_SubscriberHandle subscriber_ = nullptr;
   bool finalized_ = false;
   std::uint64_t records_ = 0;
   std::uint64_t dropped_ = 0;

@@ -45,7 +45,7 @@ echo "== GPU test output"
 GPUPROBE_GPU_TEST_TRACE="$out/gpu_test_trace.json" build-gpu/test/gpu/cupti_gpu_test 2>&1 | tee "$out/cupti_gpu_test.log" | tail -15
 
 echo "== demo"
-GPUPROBE_DEMO_OUT="$out" build-gpu/examples/demo "$out/demo_trace.json" 2>&1 | tail -6
+build-gpu/examples/demo "$out/demo_trace.json" 2>&1 | tee "$out/demo.txt" | tail -30
 
 echo "== benchmarks"
 if [ -x build-gpu/bench/range_bench ]; then
@@ -65,6 +65,8 @@ echo "== summary"
 printf '%-28s %s\n' "ctest" "$(grep -E 'tests passed' "$out/ctest.log" | tail -1)"
 printf '%-28s %s\n' "cupti_gpu_test" "$(tail -1 "$out/cupti_gpu_test.log")"
 printf '%-28s %s\n' "gpu stats" "$(grep 'gpu status' "$out/cupti_gpu_test.log")"
+printf '%-28s %s\n' "coexistence test" "$(grep -E 'cupti_coexistence_test' "$out/ctest.log" | tail -1)"
+printf '%-28s %s\n' "demo" "$(grep '^GPU:' "$out/demo.txt")"
 printf '%-28s %s\n' "launch cost ratios" "$(grep 'raw CUPTI added' "$out/launch_bench.txt" 2>/dev/null)"
 printf '%-28s %s\n' "after stop" "$(grep "after gpuprobe stop" "$out/launch_bench.txt" 2>/dev/null)"
 printf '%-28s %s\n' "1M launches" "$(grep '^1M launches' "$out/launch_bench.txt" 2>/dev/null)"
