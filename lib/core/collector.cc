@@ -123,9 +123,8 @@ void Collector::drain(bool final) {
 void Collector::collect_gpu(bool final) {
   gpu_records_.clear();
   options_.gpu->collect(final, &gpu_records_);
-  for (GpuActivity& a : gpu_records_) {
+  for (const GpuActivity& a : gpu_records_) {
     if (a.kind == GpuActivityKind::kRuntimeApi || a.kind == GpuActivityKind::kDriverApi) {
-      if (const auto it = os_tids_.find(a.thread_id); it != os_tids_.end()) a.os_tid = it->second;
       launches_.on_launch(a.correlation, a.start);
     } else if (a.correlation != 0 && a.kind != GpuActivityKind::kOverhead) {
       launches_.on_work(a.correlation, a.start);
@@ -169,7 +168,7 @@ void Collector::prepare_row(const ThreadState& ring) {
   if (index >= rows_.size()) {
     rows_.resize(index + 1);
     name_versions_.resize(index + 1, ~0u);
-    os_tids_[ring.pthread_id] = ring.os_tid;
+    if (attribution_) attribution_->add_thread(ring.pthread_id, ring.os_tid);
   }
   ThreadInfo& row = rows_[index];
   row.os_tid = ring.os_tid;

@@ -90,8 +90,6 @@ class Collector {
   std::vector<GpuActivity> gpu_records_;
   std::vector<GpuActivity> attributed_records_;
   std::unique_ptr<RangeAttribution> attribution_;  // null unless options_.attribute_gpu
-  // CUPTI's thread id (low 32 bits of pthread_self) -> gettid, for threads that recorded.
-  std::unordered_map<std::uint32_t, std::int64_t> os_tids_;
   LaunchMatcher launches_;
 
   // Rows are written only by the collector (under stats_mu_) and read by sinks on the collector

@@ -12,6 +12,10 @@ bool is_api(const GpuActivity& a) {
 
 }  // namespace
 
+void RangeAttribution::add_thread(std::uint32_t cupti_thread_id, std::int64_t os_tid) {
+  os_tids_[cupti_thread_id] = os_tid;
+}
+
 void RangeAttribution::add_range(std::int64_t os_tid, std::uint64_t begin, std::uint64_t end,
                                  const CallSite* site) {
   auto& ranges = ranges_[os_tid];
@@ -60,10 +64,15 @@ void RangeAttribution::release(std::uint64_t now, bool final, std::vector<GpuAct
   const std::uint64_t cutoff = now > options_.horizon_ticks ? now - options_.horizon_ticks : 0;
   // API calls first, so that the GPU work they launched settles in the same pass.
   for (Pending& p : pending_) {
-    const GpuActivity& a = p.activity;
+    GpuActivity& a = p.activity;
     if (p.settled || !is_api(a)) continue;
+    // A thread becomes known when its first gpuprobe event is drained, which may be after its
+    // first launches (a range records when it closes).
+    if (a.os_tid == 0) {
+      if (const auto it = os_tids_.find(a.thread_id); it != os_tids_.end()) a.os_tid = it->second;
+    }
     const CallSite* range = a.os_tid != 0 ? find_range(a.os_tid, a.start, a.end) : nullptr;
-    if (range != nullptr || a.os_tid == 0 || a.end < cutoff || final) {
+    if (range != nullptr || a.end < cutoff || final) {
       settle(p, range);
       if (auto it = launches_.find(a.correlation); it != launches_.end() && !it->second.settled) {
         it->second = Launch{it->second.start, range, true};

@@ -29,10 +29,14 @@ class RangeAttribution {
 
   explicit RangeAttribution(const Options& options) : options_(options) {}
 
+  // A thread that records: CUPTI names it by `cupti_thread_id` (the low 32 bits of its
+  // pthread_self()), CPU events by `os_tid`. API calls from a thread not known yet wait for it.
+  void add_thread(std::uint32_t cupti_thread_id, std::int64_t os_tid);
+
   // A closed range on the thread whose gettid() is `os_tid`.
   void add_range(std::int64_t os_tid, std::uint64_t begin, std::uint64_t end, const CallSite* site);
 
-  // An activity from CUPTI; API calls must carry their os_tid to be attributed.
+  // An activity from CUPTI. API calls get their os_tid here once their thread is known.
   void add_activity(const GpuActivity& activity);
 
   // Moves to `out` every activity whose range is settled — found, or given up on because its
@@ -67,7 +71,8 @@ class RangeAttribution {
   const Options options_;
   // Per thread, closed ranges by begin.
   std::unordered_map<std::int64_t, std::multimap<std::uint64_t, Range>> ranges_;
-  std::unordered_map<std::uint32_t, Launch> launches_;  // by correlation id
+  std::unordered_map<std::uint32_t, Launch> launches_;       // by correlation id
+  std::unordered_map<std::uint32_t, std::int64_t> os_tids_;  // by CUPTI thread id
   std::vector<Pending> pending_;
   std::uint64_t attributed_ = 0;
   std::uint64_t unattributed_ = 0;

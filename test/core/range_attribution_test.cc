@@ -96,14 +96,31 @@ TEST_CASE("Launches outside any range settle without one, at the horizon or at t
   REQUIRE(attribution.pending() == 0);
 }
 
-TEST_CASE("Calls from threads gpuprobe does not know settle at once, without a range") {
+TEST_CASE("Calls wait for their thread to become known, and give up at the horizon") {
   RangeAttribution attribution({1000, 1000, 1000});
   attribution.add_range(7, 0, 100, &kOuter);
-  attribution.add_activity(launch(6, 0, 10, 20));  // os_tid unknown
+  GpuActivity call = launch(6, 0, 10, 20);  // os_tid not known yet
+  call.thread_id = 0xBEEF;
+  attribution.add_activity(call);
   attribution.add_activity(kernel(6, 30));
   std::vector<GpuActivity> out;
   attribution.release(40, false, &out);
-  REQUIRE(by_key(out).at("kernel/6") == "-");
+  REQUIRE(out.empty());
+  attribution.add_thread(0xBEEF, 7);  // its first gpuprobe event was drained
+  attribution.release(50, false, &out);
+  REQUIRE(by_key(out).at("kernel/6") == "outer");
+  for (const GpuActivity& a : out) {
+    if (a.kind == GpuActivityKind::kRuntimeApi) REQUIRE(a.os_tid == 7);
+  }
+
+  call = launch(8, 0, 2000, 2010);
+  call.thread_id = 0xF00D;  // a thread that never records
+  attribution.add_activity(call);
+  out.clear();
+  attribution.release(2500, false, &out);
+  REQUIRE(out.empty());
+  attribution.release(3100, false, &out);  // past the horizon
+  REQUIRE(by_key(out).at("api/8") == "-");
 }
 
 TEST_CASE("Pending activities are bounded") {
