@@ -80,6 +80,11 @@ struct GpuActivity {
   std::uint32_t graph_id = 0;       ///< Non-zero for work launched from a CUDA graph.
   std::uint64_t graph_node_id = 0;  ///< The graph node, for graph launches.
 
+  /// Declared through gpuprobe::launch(): bytes moved and floating-point operations; 0 when
+  /// not declared.
+  double declared_bytes = 0;
+  double declared_flops = 0;
+
   // Copies and sets.
   std::uint64_t bytes = 0;
   MemcpyKind copy_kind = MemcpyKind::kUnknown;

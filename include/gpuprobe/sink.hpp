@@ -99,6 +99,9 @@ struct GpuStats {
   /// which no range was found.
   std::uint64_t attributed = 0;
   std::uint64_t unattributed = 0;
+  /// gpuprobe::launch() kernels that could not be timed without CUPTI (their CUDA events failed,
+  /// or had not completed when the session stopped).
+  std::uint64_t untimed = 0;
 };
 
 /// The state of a session: totals and one row per thread that recorded. Every output carries it,

@@ -39,7 +39,9 @@ Collector::Collector(std::vector<SinkSlot> sinks, const Calibration& calibration
       options_(options),
       errors_(errors),
       // GPU work can run seconds after its launch when queues are deep; ten seconds of ticks.
-      launches_(static_cast<std::uint64_t>(10e9 / calibration.time_base().ns_per_tick())) {
+      launches_(static_cast<std::uint64_t>(10e9 / calibration.time_base().ns_per_tick())),
+      kernel_notes_(calibration.time_base().ns_per_tick(),
+                    static_cast<std::uint64_t>(10e9 / calibration.time_base().ns_per_tick())) {
   batch_.reserve(kBatchCapacity);
   gpu_stats_.status = options.gpu_status;
   if (options.gpu != nullptr && options.attribute_gpu) {
@@ -116,28 +118,35 @@ void Collector::drain(bool final) {
     }
     if (released) registry.recycle(ring);
   }
-  if (options_.gpu != nullptr) collect_gpu(final);
+  collect_gpu(final);
   deliver();
 }
 
 void Collector::collect_gpu(bool final) {
+  kernel_notes_.collect();
+  std::vector<GpuActivity>* ready = &gpu_records_;
   gpu_records_.clear();
-  options_.gpu->collect(final, &gpu_records_);
-  for (const GpuActivity& a : gpu_records_) {
-    if (a.kind == GpuActivityKind::kRuntimeApi || a.kind == GpuActivityKind::kDriverApi) {
-      launches_.on_launch(a.correlation, a.start);
-    } else if (a.correlation != 0 && a.kind != GpuActivityKind::kOverhead) {
-      launches_.on_work(a.correlation, a.start);
+  if (options_.gpu == nullptr) {
+    // Without CUPTI, the only GPU records are kernels gpuprobe::launch() timed with CUDA events.
+    kernel_notes_.timed(final, &gpu_records_);
+  } else {
+    options_.gpu->collect(final, &gpu_records_);
+    for (const GpuActivity& a : gpu_records_) {
+      if (a.kind == GpuActivityKind::kRuntimeApi || a.kind == GpuActivityKind::kDriverApi) {
+        launches_.on_launch(a.correlation, a.start);
+      } else if (a.correlation != 0 && a.kind != GpuActivityKind::kOverhead) {
+        launches_.on_work(a.correlation, a.start);
+      }
     }
-  }
-  launches_.prune();
-  // With attribution, activities wait until the range around their launch is known.
-  const std::vector<GpuActivity>* ready = &gpu_records_;
-  if (attribution_) {
-    for (const GpuActivity& a : gpu_records_) attribution_->add_activity(a);
-    attributed_records_.clear();
-    attribution_->release(read_ticks(calibration_.source()), final, &attributed_records_);
-    ready = &attributed_records_;
+    launches_.prune();
+    // With attribution, activities wait until the range around their launch is known.
+    if (attribution_) {
+      for (const GpuActivity& a : gpu_records_) attribution_->add_activity(a);
+      attributed_records_.clear();
+      attribution_->release(read_ticks(calibration_.source()), final, &attributed_records_);
+      ready = &attributed_records_;
+    }
+    kernel_notes_.annotate(ready, read_ticks(calibration_.source()));
   }
   for (const GpuActivity& a : *ready) {
     Event e{EventType::kGpu, 0, nullptr, a.start, a.end, 0.0};
@@ -145,9 +154,11 @@ void Collector::collect_gpu(bool final) {
     batch_.push_back(e);
     if (batch_.size() == kBatchCapacity) deliver();
   }
-  const GpuSourceStats source = options_.gpu->stats();
   std::lock_guard<std::mutex> lock(stats_mu_);
   gpu_stats_.records += ready->size();
+  gpu_stats_.untimed = kernel_notes_.untimed();
+  if (options_.gpu == nullptr) return;
+  const GpuSourceStats source = options_.gpu->stats();
   gpu_stats_.dropped = source.dropped;
   gpu_stats_.buffers_exhausted = source.buffers_exhausted;
   gpu_stats_.filtered = source.filtered;

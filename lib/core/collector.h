@@ -16,6 +16,7 @@
 #include "core/clock.h"
 #include "core/error_log.h"
 #include "core/gpu_source.h"
+#include "core/kernel_notes.h"
 #include "core/launch_matcher.h"
 #include "core/range_attribution.h"
 #include "core/thread_registry.h"
@@ -91,6 +92,7 @@ class Collector {
   std::vector<GpuActivity> attributed_records_;
   std::unique_ptr<RangeAttribution> attribution_;  // null unless options_.attribute_gpu
   LaunchMatcher launches_;
+  KernelNoteTracker kernel_notes_;  // launches through gpuprobe::launch()
 
   // Rows are written only by the collector (under stats_mu_) and read by sinks on the collector
   // thread without the lock, and by stats() from any thread with it.

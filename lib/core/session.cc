@@ -12,6 +12,7 @@
 #include "core/config.h"
 #include "core/error_log.h"
 #include "core/gpu_source.h"
+#include "core/kernel_notes.h"
 #include "core/name_table.h"
 #include "core/sink_registry.h"
 #include "core/thread_registry.h"
@@ -71,6 +72,7 @@ class SessionCore {
         errors_.add(std::string("stop failed: ") + e.what());
       }
       collector_.reset();
+      core::KernelNoteQueue::get().end_session();
       if (gpu_) gpu_->finalize();
       gpu_.reset();
       g_session_active.store(false, std::memory_order_release);
@@ -180,6 +182,7 @@ class SessionCore {
                                  core::gpu_kind_bit(GpuActivityKind::kDriverApi))) != 0,
             std::chrono::milliseconds(config.attribution_ms)},
         &errors_);
+    core::KernelNoteQueue::get().begin_session(gpu_ != nullptr);
     collector_->start();
     running_.store(true, std::memory_order_release);
     core::open_gate(core::GateSettings{g_last_epoch, info.nvtx, clock == core::ClockSource::kTsc});

@@ -148,6 +148,18 @@ void append_gpu_event(std::string* out, const GpuActivity& a, const TimeBase& ti
     default:
       break;
   }
+  if (a.declared_bytes > 0) {
+    key(out, "bytes moved (declared)");
+    append_double(out, a.declared_bytes);
+  }
+  if (a.declared_flops > 0) {
+    key(out, "flops (declared)");
+    append_double(out, a.declared_flops);
+  }
+  if (a.declared_bytes > 0 && a.declared_flops > 0) {
+    key(out, "arithmetic intensity (flop/byte)");
+    append_double(out, a.declared_flops / a.declared_bytes);
+  }
   if (a.range != nullptr) {
     key(out, "range");
     append_json_string(out, a.range->name);

@@ -232,7 +232,8 @@ void ChromeTraceSink::append_gpu_stats(const GpuStats& gpu) {
       {"filtered", gpu.filtered},
       {"starts_before_launch", gpu.starts_before_launch},
       {"attributed", gpu.attributed},
-      {"unattributed", gpu.unattributed}};
+      {"unattributed", gpu.unattributed},
+      {"untimed", gpu.untimed}};
   for (const auto& [name, value] : fields) {
     buf_ += ", \"";
     buf_ += name;

@@ -32,6 +32,7 @@ class CaptureSink : public Sink {
 
   Status write(const EventBatch& batch) override {
     std::lock_guard<std::mutex> lock(mu_);
+    time_ = *batch.time;
     for (const Event& e : batch) {
       if (e.type == EventType::kGpu) {
         gpu_.push_back(*e.gpu);
@@ -45,8 +46,9 @@ class CaptureSink : public Sink {
     return {};
   }
 
-  Status close(const Stats& stats, const TimeBase&) override {
+  Status close(const Stats& stats, const TimeBase& time) override {
     std::lock_guard<std::mutex> lock(mu_);
+    time_ = time;
     final_stats_ = stats;
     closed_ = true;
     return {};
@@ -71,6 +73,11 @@ class CaptureSink : public Sink {
     std::lock_guard<std::mutex> lock(mu_);
     return final_stats_;
   }
+  // The time base of the latest batch (the final one after close), for GPU activity times.
+  TimeBase time_base() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return time_;
+  }
   TraceInfo info() const {
     std::lock_guard<std::mutex> lock(mu_);
     return info_;
@@ -90,6 +97,7 @@ class CaptureSink : public Sink {
   std::vector<CapturedEvent> events_;
   std::vector<GpuActivity> gpu_;
   Stats final_stats_;
+  TimeBase time_;
   std::size_t batches_ = 0;
   bool opened_ = false;
   bool closed_ = false;
