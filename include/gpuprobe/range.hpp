@@ -51,14 +51,31 @@ class ScopedRange {
   void* operator new(std::size_t) = delete;
 
  private:
-  void open() noexcept {
+  GPUPROBE_ALWAYS_INLINE void open() noexcept {
+    // The ring is taken at the first range's open, not at its close, so that the collector knows
+    // the thread (and how many ranges it has open) while the range runs: GPU work launched
+    // inside is attributed without waiting for the outermost range to close.
+    detail::ThreadRing* tr = detail::ring_for(gate_);
+    if (GPUPROBE_UNLIKELY(tr == nullptr)) {
+      gate_ = 0;  // no ring, no record: the session ended or memory ran out
+      return;
+    }
+    tr->depth.store(tr->depth.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     // NVTX first, so that its cost falls outside the measured interval.
     if (gate_ & detail::kNvtxBit) detail::nvtx_push(*site_);
     begin_ = detail::now_ticks(gate_);
   }
 
-  void close() noexcept {
-    detail::emit(gate_, detail::RecordKind::kRange, site_, begin_, detail::now_ticks(gate_));
+  GPUPROBE_ALWAYS_INLINE void close() noexcept {
+    const std::uint64_t end = detail::now_ticks(gate_);
+    // The ring of the session the range opened in, or none if that session has ended and a new
+    // one has begun (then the ring counted up at open is no longer this thread's).
+    detail::ThreadRing* tr = detail::ring_for(gate_);
+    if (GPUPROBE_LIKELY(tr != nullptr)) {
+      detail::push(tr, detail::RecordKind::kRange, site_, begin_, end);
+      // After the record is published: a collector that sees the lower depth sees the record.
+      tr->depth.store(tr->depth.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+    }
     if (gate_ & detail::kNvtxBit) detail::nvtx_pop();
   }
 

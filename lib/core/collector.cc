@@ -99,6 +99,13 @@ void Collector::drain(bool final) {
     } else {
       // The row exists before any of its events reaches a sink.
       prepare_row(*ring);
+      if (attribution_) {
+        // Read before draining: with no range open now, every range that ended before now is in
+        // the ring (the depth drops after the record is published).
+        const std::uint64_t now = read_ticks(calibration_.source());
+        const bool idle = ring->depth.load(std::memory_order_acquire) == 0;
+        attribution_->thread_state(ring->os_tid, idle, now);
+      }
       const std::uint32_t index = ring->index;
       const std::int64_t os_tid = ring->os_tid;
       const std::uint64_t n = ring->ring.drain([&](const detail::Record& r) {

@@ -16,6 +16,14 @@ void RangeAttribution::add_thread(std::uint32_t cupti_thread_id, std::int64_t os
   os_tids_[cupti_thread_id] = os_tid;
 }
 
+void RangeAttribution::thread_state(std::int64_t os_tid, bool idle, std::uint64_t now) {
+  if (idle) {
+    idle_since_[os_tid] = now;
+  } else {
+    idle_since_.erase(os_tid);
+  }
+}
+
 void RangeAttribution::add_range(std::int64_t os_tid, std::uint64_t begin, std::uint64_t end,
                                  const CallSite* site) {
   auto& ranges = ranges_[os_tid];
@@ -29,16 +37,7 @@ void RangeAttribution::add_activity(const GpuActivity& activity) {
     // makes): the first one stands for the launch.
     launches_.try_emplace(activity.correlation, Launch{activity.start, nullptr, false});
   }
-  pending_.push_back(Pending{activity, false});
-  if (pending_.size() > options_.max_pending) {
-    // Bounded memory: the oldest activity goes out at the next release, without a range.
-    for (Pending& p : pending_) {
-      if (!p.settled) {
-        settle(p, nullptr);
-        break;
-      }
-    }
-  }
+  pending_.push_back(Pending{activity, false, 0});
 }
 
 const CallSite* RangeAttribution::find_range(std::int64_t os_tid, std::uint64_t start,
@@ -62,17 +61,33 @@ void RangeAttribution::settle(Pending& p, const CallSite* range) {
 
 void RangeAttribution::release(std::uint64_t now, bool final, std::vector<GpuActivity>* out) {
   const std::uint64_t cutoff = now > options_.horizon_ticks ? now - options_.horizon_ticks : 0;
+  // Bounded memory: beyond max_pending, the oldest activities go out now, without a range.
+  std::size_t excess =
+      pending_.size() > options_.max_pending ? pending_.size() - options_.max_pending : 0;
+  for (std::size_t i = 0; i < pending_.size() && excess > 0; ++i) {
+    if (!pending_[i].settled) {
+      settle(pending_[i], nullptr);
+      --excess;
+    }
+  }
   // API calls first, so that the GPU work they launched settles in the same pass.
   for (Pending& p : pending_) {
     GpuActivity& a = p.activity;
     if (p.settled || !is_api(a)) continue;
-    // A thread becomes known when its first gpuprobe event is drained, which may be after its
-    // first launches (a range records when it closes).
+    ++p.releases;
+    // A thread is known from its first range's open. One that was not known when its call was
+    // collected may have opened that range just after the collector looked: it gets one more
+    // drain, then it has none.
     if (a.os_tid == 0) {
       if (const auto it = os_tids_.find(a.thread_id); it != os_tids_.end()) a.os_tid = it->second;
     }
     const CallSite* range = a.os_tid != 0 ? find_range(a.os_tid, a.start, a.end) : nullptr;
-    if (range != nullptr || a.end < cutoff || final) {
+    bool none = a.os_tid == 0 && p.releases >= 2;
+    if (a.os_tid != 0 && range == nullptr) {
+      const auto idle = idle_since_.find(a.os_tid);
+      none = idle != idle_since_.end() && idle->second >= a.end;
+    }
+    if (range != nullptr || none || a.end < cutoff || final) {
       settle(p, range);
       if (auto it = launches_.find(a.correlation); it != launches_.end() && !it->second.settled) {
         it->second = Launch{it->second.start, range, true};

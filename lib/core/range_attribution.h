@@ -33,6 +33,10 @@ class RangeAttribution {
   // pthread_self()), CPU events by `os_tid`. API calls from a thread not known yet wait for it.
   void add_thread(std::uint32_t cupti_thread_id, std::int64_t os_tid);
 
+  // What the collector saw of a thread before draining it at `now`: whether it had no range
+  // open. A call on an idle thread that ended before `now` and lies in no closed range has none.
+  void thread_state(std::int64_t os_tid, bool idle, std::uint64_t now);
+
   // A closed range on the thread whose gettid() is `os_tid`.
   void add_range(std::int64_t os_tid, std::uint64_t begin, std::uint64_t end, const CallSite* site);
 
@@ -61,6 +65,7 @@ class RangeAttribution {
   struct Pending {
     GpuActivity activity;
     bool settled;
+    std::uint32_t releases;  // release() calls seen while unsettled
   };
 
   // The innermost range on `os_tid` around [start, end], or nullptr if none is known.
@@ -71,8 +76,9 @@ class RangeAttribution {
   const Options options_;
   // Per thread, closed ranges by begin.
   std::unordered_map<std::int64_t, std::multimap<std::uint64_t, Range>> ranges_;
-  std::unordered_map<std::uint32_t, Launch> launches_;       // by correlation id
-  std::unordered_map<std::uint32_t, std::int64_t> os_tids_;  // by CUPTI thread id
+  std::unordered_map<std::uint32_t, Launch> launches_;          // by correlation id
+  std::unordered_map<std::uint32_t, std::int64_t> os_tids_;     // by CUPTI thread id
+  std::unordered_map<std::int64_t, std::uint64_t> idle_since_;  // threads with no range open
   std::vector<Pending> pending_;
   std::uint64_t attributed_ = 0;
   std::uint64_t unattributed_ = 0;

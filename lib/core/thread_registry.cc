@@ -91,6 +91,7 @@ ThreadState* ThreadRegistry::acquire(std::uint32_t epoch) noexcept {
     }
     ring->ring.reset(ring->slots.get(), capacity_);
     ring->epoch = epoch;
+    ring->depth.store(0, std::memory_order_relaxed);
     ring->released.store(false, std::memory_order_relaxed);
     ring->index = next_index_++;
     ring->os_tid = tid;

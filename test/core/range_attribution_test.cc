@@ -123,6 +123,40 @@ TEST_CASE("Calls wait for their thread to become known, and give up at the horiz
   REQUIRE(by_key(out).at("api/8") == "-");
 }
 
+TEST_CASE("Calls on a thread with no range open settle at once, without one") {
+  RangeAttribution attribution({1'000'000, 1000, 1000});
+  attribution.add_range(7, 0, 100, &kOuter);
+  attribution.add_activity(launch(9, 7, 200, 210));  // after the only range closed
+  attribution.add_activity(kernel(9, 220));
+  attribution.add_activity(launch(10, 7, 400, 410));  // after the thread was last seen idle
+  std::vector<GpuActivity> out;
+  attribution.thread_state(7, /*idle=*/true, 300);
+  attribution.release(350, false, &out);
+  const auto m = by_key(out);
+  REQUIRE(m.at("api/9") == "-");
+  REQUIRE(m.at("kernel/9") == "-");
+  REQUIRE(m.count("api/10") == 0);  // it ended after the thread was seen idle: not yet known
+  attribution.thread_state(7, /*idle=*/false, 500);  // now a range is open: calls wait for it
+  attribution.add_activity(launch(11, 7, 510, 520));
+  attribution.release(530, false, &out);
+  REQUIRE(by_key(out).count("api/11") == 0);
+  attribution.add_range(7, 505, 600, &kInner);
+  attribution.release(610, false, &out);
+  REQUIRE(by_key(out).at("api/11") == "inner");
+}
+
+TEST_CASE("Calls from a thread never seen settle at the drain after the one they came in") {
+  RangeAttribution attribution({1'000'000, 1000, 1000});
+  GpuActivity call = launch(12, 0, 10, 20);
+  call.thread_id = 0xCAFE;
+  attribution.add_activity(call);
+  std::vector<GpuActivity> out;
+  attribution.release(30, false, &out);
+  REQUIRE(out.empty());
+  attribution.release(40, false, &out);
+  REQUIRE(by_key(out).at("api/12") == "-");
+}
+
 TEST_CASE("Pending activities are bounded") {
   RangeAttribution attribution({1'000'000, 1000, 4});
   for (std::uint32_t c = 1; c <= 10; ++c)

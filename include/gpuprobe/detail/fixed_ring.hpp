@@ -118,6 +118,10 @@ class FixedRing {
 /// for. The library extends it with bookkeeping the hot path never touches.
 struct alignas(64) ThreadRing {
   std::uint32_t epoch = 0;
+  /// Ranges open on the owning thread. Written only by the owner, after a closing range's record
+  /// is published (release); the collector reads it (acquire) to know that a thread with none
+  /// open has nothing more to say about times before the read.
+  std::atomic<std::uint32_t> depth{0};
   FixedRing ring;
 };
 

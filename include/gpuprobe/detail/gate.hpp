@@ -17,9 +17,13 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define GPUPROBE_LIKELY(x) __builtin_expect(!!(x), 1)
 #define GPUPROBE_UNLIKELY(x) __builtin_expect(!!(x), 0)
+// The recording path is a handful of instructions; a call (and the spills around it) would cost
+// as much as the rest, and compilers do not always see that.
+#define GPUPROBE_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define GPUPROBE_LIKELY(x) (x)
 #define GPUPROBE_UNLIKELY(x) (x)
+#define GPUPROBE_ALWAYS_INLINE inline
 #endif
 
 namespace gpuprobe::detail {
@@ -64,7 +68,7 @@ inline std::uint64_t monotonic_ns() noexcept {
 /// The current time in ticks of the clock the session chose. Plain `rdtsc`, not `rdtscp`: the
 /// TSC is only chosen when it is invariant, and the fence rdtscp implies would cost more than the
 /// skew it avoids.
-inline std::uint64_t now_ticks(std::uint64_t gate) noexcept {
+GPUPROBE_ALWAYS_INLINE std::uint64_t now_ticks(std::uint64_t gate) noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   if (GPUPROBE_LIKELY(gate & kTscBit)) return __builtin_ia32_rdtsc();
 #endif
@@ -77,14 +81,17 @@ inline std::uint64_t now_ticks(std::uint64_t gate) noexcept {
 /// thread's first event of a session.
 ThreadRing* acquire_ring(std::uint64_t gate) noexcept;
 
-/// Appends one record to this thread's ring, or counts a drop when the ring is full.
-inline void emit(std::uint64_t gate, RecordKind kind, const CallSite* site, std::uint64_t begin,
-                 std::uint64_t end) noexcept {
+/// This thread's ring for the session whose gate is `gate`, acquired on first use; nullptr when
+/// that session is over or no ring could be had.
+GPUPROBE_ALWAYS_INLINE ThreadRing* ring_for(std::uint64_t gate) noexcept {
   ThreadRing* tr = t_ring;
-  if (GPUPROBE_UNLIKELY(tr == nullptr || tr->epoch != epoch_of(gate))) {
-    tr = acquire_ring(gate);
-    if (tr == nullptr) return;
-  }
+  if (GPUPROBE_UNLIKELY(tr == nullptr || tr->epoch != epoch_of(gate))) tr = acquire_ring(gate);
+  return tr;
+}
+
+/// Appends one record to `tr`, or counts a drop when it is full.
+GPUPROBE_ALWAYS_INLINE void push(ThreadRing* tr, RecordKind kind, const CallSite* site,
+                                 std::uint64_t begin, std::uint64_t end) noexcept {
   Record* r = tr->ring.try_reserve();
   if (GPUPROBE_UNLIKELY(r == nullptr)) return;
   r->begin = begin;
@@ -92,6 +99,13 @@ inline void emit(std::uint64_t gate, RecordKind kind, const CallSite* site, std:
   r->site = site;
   r->kind = kind;
   tr->ring.commit();
+}
+
+/// Appends one record to this thread's ring for the session whose gate is `gate`.
+inline void emit(std::uint64_t gate, RecordKind kind, const CallSite* site, std::uint64_t begin,
+                 std::uint64_t end) noexcept {
+  ThreadRing* tr = ring_for(gate);
+  if (GPUPROBE_LIKELY(tr != nullptr)) push(tr, kind, site, begin, end);
 }
 
 /// NVTX export of a range or mark. Out of line so that users' include paths need no CUDA
