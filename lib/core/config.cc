@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <optional>
+#include <utility>
 
 #include "core/categories.h"
 #include "core/clock.h"
@@ -75,23 +77,39 @@ Status apply_clock(std::string_view v, Config& c) {
   return {};
 }
 
-Status apply_categories(std::string_view v, Config& c) {
-  if (v == "all") {
-    c.categories = kAllCategories;
-    return {};
-  }
-  std::uint32_t mask = 0;
+// Parses "NAME+NAME+..." into a bit mask, `bit_of` giving each name's bit (or nullopt).
+template <class BitOf>
+Status parse_name_list(std::string_view key, std::string_view v, std::string_view known,
+                       BitOf bit_of, std::uint32_t* mask) {
+  *mask = 0;
   while (!v.empty()) {
     const std::size_t plus = v.find('+');
     const std::string_view name = v.substr(0, plus);
-    const std::optional<Category> category = category_by_name(name);
-    if (!category) {
-      return Status::Error("config key 'categories': unknown category " + quoted(name) +
-                           " (known: app, step, python, torch, compile, gc, alloc, cuda, "
-                           "user0..user7 or names given with name_category)");
+    const std::optional<std::uint32_t> bit = bit_of(name);
+    if (!bit) {
+      return Status::Error("config key " + quoted(key) + ": unknown name " + quoted(name) +
+                           " (known: " + std::string(known) + ")");
     }
-    mask |= 1u << static_cast<unsigned>(*category);
+    *mask |= *bit;
     v = plus == std::string_view::npos ? std::string_view() : v.substr(plus + 1);
+  }
+  return {};
+}
+
+Status apply_categories(std::string_view v, Config& c) {
+  std::uint32_t mask = kAllCategories;
+  if (v != "all") {
+    const auto bit_of = [](std::string_view name) -> std::optional<std::uint32_t> {
+      const std::optional<Category> category = category_by_name(name);
+      if (!category) return std::nullopt;
+      return 1u << static_cast<unsigned>(*category);
+    };
+    Status s =
+        parse_name_list("categories", v,
+                        "app, step, python, torch, compile, gc, alloc, cuda, user0..user7 or "
+                        "names given with name_category",
+                        bit_of, &mask);
+    if (!s.ok()) return s;
   }
   c.categories = mask;
   return {};
@@ -115,37 +133,23 @@ Status apply_names(std::string_view v, Config& c) {
 }
 
 Status apply_cupti(std::string_view v, Config& c) {
-  static constexpr struct {
-    std::string_view name;
-    GpuActivityKind kind;
-  } kNames[] = {{"kernel", GpuActivityKind::kKernel},    {"memcpy", GpuActivityKind::kMemcpy},
-                {"memset", GpuActivityKind::kMemset},    {"runtime", GpuActivityKind::kRuntimeApi},
-                {"driver", GpuActivityKind::kDriverApi}, {"sync", GpuActivityKind::kSync},
-                {"overhead", GpuActivityKind::kOverhead}};
   if (v == "all") {
     c.gpu_kinds = kAllGpuKinds;
     return {};
   }
-  std::uint32_t kinds = 0;
-  while (!v.empty()) {
-    const std::size_t plus = v.find('+');
-    const std::string_view name = v.substr(0, plus);
-    bool known = false;
-    for (const auto& k : kNames) {
-      if (k.name == name) {
-        kinds |= gpu_kind_bit(k.kind);
-        known = true;
-      }
+  const auto bit_of = [](std::string_view name) -> std::optional<std::uint32_t> {
+    static constexpr std::pair<std::string_view, GpuActivityKind> kNames[] = {
+        {"kernel", GpuActivityKind::kKernel},    {"memcpy", GpuActivityKind::kMemcpy},
+        {"memset", GpuActivityKind::kMemset},    {"runtime", GpuActivityKind::kRuntimeApi},
+        {"driver", GpuActivityKind::kDriverApi}, {"sync", GpuActivityKind::kSync},
+        {"overhead", GpuActivityKind::kOverhead}};
+    for (const auto& [known, kind] : kNames) {
+      if (known == name) return gpu_kind_bit(kind);
     }
-    if (!known) {
-      return Status::Error(
-          "config key 'cupti': unknown activity " + quoted(name) +
-          " (known: kernel, memcpy, memset, runtime, driver, sync, overhead, all)");
-    }
-    v = plus == std::string_view::npos ? std::string_view() : v.substr(plus + 1);
-  }
-  c.gpu_kinds = kinds;
-  return {};
+    return std::nullopt;
+  };
+  return parse_name_list("cupti", v, "kernel, memcpy, memset, runtime, driver, sync, overhead, all",
+                         bit_of, &c.gpu_kinds);
 }
 
 Status apply_cupti_buffers(std::string_view v, Config& c) {

@@ -80,6 +80,20 @@ const char* overhead_name(CUpti_ActivityOverheadKind kind) {
   }
 }
 
+// Where and when GPU work ran, and what launched it: the fields kernel, copy and set records
+// share under the same names.
+template <class Record>
+void copy_placement(const Record& r, GpuActivity* out) {
+  out->start = r.start;
+  out->end = r.end;
+  out->correlation = r.correlationId;
+  out->device = r.deviceId;
+  out->context = r.contextId;
+  out->stream = r.streamId;
+  out->graph_id = r.graphId;
+  out->graph_node_id = r.graphNodeId;
+}
+
 }  // namespace
 
 bool ActivityDecoder::is_noise_runtime_call(std::uint32_t cbid) {
@@ -162,14 +176,9 @@ bool ActivityDecoder::decode_fields(const CUpti_Activity& record, GpuActivity* o
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto& k = reinterpret_cast<const CUpti_ActivityKernel10&>(record);
+      copy_placement(k, out);
       out->kind = GpuActivityKind::kKernel;
-      out->start = k.start;
-      out->end = k.end;
       out->name = kernel_name(k.name);
-      out->correlation = k.correlationId;
-      out->device = k.deviceId;
-      out->context = k.contextId;
-      out->stream = k.streamId;
       out->grid[0] = k.gridX;
       out->grid[1] = k.gridY;
       out->grid[2] = k.gridZ;
@@ -179,63 +188,40 @@ bool ActivityDecoder::decode_fields(const CUpti_Activity& record, GpuActivity* o
       out->registers_per_thread = k.registersPerThread;
       out->static_shared_memory = k.staticSharedMemory;
       out->dynamic_shared_memory = k.dynamicSharedMemory;
-      out->graph_id = k.graphId;
-      out->graph_node_id = k.graphNodeId;
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto& m = reinterpret_cast<const CUpti_ActivityMemcpy6&>(record);
+      copy_placement(m, out);
       out->kind = GpuActivityKind::kMemcpy;
-      out->start = m.start;
-      out->end = m.end;
       out->name = intern(std::string("Memcpy ") + copy_kind_name(m.copyKind) + " (" +
                          memory_kind_name(m.srcKind) + " -> " + memory_kind_name(m.dstKind) + ")");
-      out->correlation = m.correlationId;
-      out->device = m.deviceId;
-      out->context = m.contextId;
-      out->stream = m.streamId;
       out->bytes = m.bytes;
       out->copy_kind = static_cast<MemcpyKind>(m.copyKind);
       out->src_kind = static_cast<MemoryKind>(m.srcKind);
       out->dst_kind = static_cast<MemoryKind>(m.dstKind);
-      out->graph_id = m.graphId;
-      out->graph_node_id = m.graphNodeId;
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
       const auto& m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4&>(record);
+      copy_placement(m, out);
       out->kind = GpuActivityKind::kMemcpy;
-      out->start = m.start;
-      out->end = m.end;
       out->name = intern(std::string("Memcpy PtoP (") + memory_kind_name(m.srcKind) + " -> " +
                          memory_kind_name(m.dstKind) + ")");
-      out->correlation = m.correlationId;
-      out->device = m.deviceId;
-      out->context = m.contextId;
-      out->stream = m.streamId;
       out->bytes = m.bytes;
       out->copy_kind = MemcpyKind::kPtoP;
       out->src_kind = static_cast<MemoryKind>(m.srcKind);
       out->dst_kind = static_cast<MemoryKind>(m.dstKind);
-      out->graph_id = m.graphId;
-      out->graph_node_id = m.graphNodeId;
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto& m = reinterpret_cast<const CUpti_ActivityMemset4&>(record);
+      copy_placement(m, out);
       out->kind = GpuActivityKind::kMemset;
-      out->start = m.start;
-      out->end = m.end;
       out->name = intern(std::string("Memset (") +
                          memory_kind_name(static_cast<std::uint8_t>(m.memoryKind)) + ")");
-      out->correlation = m.correlationId;
-      out->device = m.deviceId;
-      out->context = m.contextId;
-      out->stream = m.streamId;
       out->bytes = m.bytes;
       out->dst_kind = static_cast<MemoryKind>(m.memoryKind);
-      out->graph_id = m.graphId;
-      out->graph_node_id = m.graphNodeId;
       return true;
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME:

@@ -104,7 +104,8 @@ Status CuptiTracer::start() {
     finalized_ = true;
     return s;
   };
-  if (Status s = check(api.subscribe(&subscriber_, &no_callbacks, nullptr), "cuptiSubscribe"); !s.ok()) {
+  if (Status s = check(api.subscribe(&subscriber_, &no_callbacks, nullptr), "cuptiSubscribe");
+      !s.ok()) {
     subscriber_ = nullptr;
     return fail(s);
   }

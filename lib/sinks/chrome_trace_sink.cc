@@ -57,25 +57,18 @@ void ChromeTraceSink::append_device_properties() {
     append_int(&buf_, d.id);
     buf_ += ", \"name\": ";
     append_json_string(&buf_, d.name);
-    const std::pair<const char*, std::int64_t> fields[] = {
-        {"totalGlobalMem", static_cast<std::int64_t>(d.total_global_mem)},
-        {"computeMajor", d.compute_major},
-        {"computeMinor", d.compute_minor},
-        {"maxThreadsPerBlock", d.max_threads_per_block},
-        {"maxThreadsPerMultiprocessor", d.max_threads_per_multiprocessor},
-        {"regsPerBlock", d.regs_per_block},
-        {"regsPerMultiprocessor", d.regs_per_multiprocessor},
-        {"warpSize", d.warp_size},
-        {"sharedMemPerBlock", d.shared_mem_per_block},
-        {"sharedMemPerMultiprocessor", d.shared_mem_per_multiprocessor},
-        {"numSms", d.num_sms},
-        {"sharedMemPerBlockOptin", d.shared_mem_per_block_optin}};
-    for (const auto& [name, value] : fields) {
-      buf_ += ", \"";
-      buf_ += name;
-      buf_ += "\": ";
-      append_int(&buf_, value);
-    }
+    append_int_members(&buf_, {{"totalGlobalMem", static_cast<std::int64_t>(d.total_global_mem)},
+                               {"computeMajor", d.compute_major},
+                               {"computeMinor", d.compute_minor},
+                               {"maxThreadsPerBlock", d.max_threads_per_block},
+                               {"maxThreadsPerMultiprocessor", d.max_threads_per_multiprocessor},
+                               {"regsPerBlock", d.regs_per_block},
+                               {"regsPerMultiprocessor", d.regs_per_multiprocessor},
+                               {"warpSize", d.warp_size},
+                               {"sharedMemPerBlock", d.shared_mem_per_block},
+                               {"sharedMemPerMultiprocessor", d.shared_mem_per_multiprocessor},
+                               {"numSms", d.num_sms},
+                               {"sharedMemPerBlockOptin", d.shared_mem_per_block_optin}});
     buf_ += "}";
   }
   buf_ += "],\n";
@@ -225,21 +218,15 @@ void ChromeTraceSink::append_metadata(const Stats& stats, std::int64_t ts_ns) {
 void ChromeTraceSink::append_gpu_stats(const GpuStats& gpu) {
   buf_ += ", \"gpu\": {\"status\": ";
   append_json_string(&buf_, gpu.status);
-  const std::pair<const char*, std::uint64_t> fields[] = {
-      {"records", gpu.records},
-      {"dropped", gpu.dropped},
-      {"buffers_exhausted", gpu.buffers_exhausted},
-      {"filtered", gpu.filtered},
-      {"starts_before_launch", gpu.starts_before_launch},
-      {"attributed", gpu.attributed},
-      {"unattributed", gpu.unattributed},
-      {"untimed", gpu.untimed}};
-  for (const auto& [name, value] : fields) {
-    buf_ += ", \"";
-    buf_ += name;
-    buf_ += "\": ";
-    append_int(&buf_, static_cast<std::int64_t>(value));
-  }
+  const auto n = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
+  append_int_members(&buf_, {{"records", n(gpu.records)},
+                             {"dropped", n(gpu.dropped)},
+                             {"buffers_exhausted", n(gpu.buffers_exhausted)},
+                             {"filtered", n(gpu.filtered)},
+                             {"starts_before_launch", n(gpu.starts_before_launch)},
+                             {"attributed", n(gpu.attributed)},
+                             {"unattributed", n(gpu.unattributed)},
+                             {"untimed", n(gpu.untimed)}});
   buf_ += "}";
 }
 
@@ -253,28 +240,21 @@ Status ChromeTraceSink::close(const Stats& stats, const TimeBase&) {
   buf_ += info_.nvtx ? ", \"nvtx\": true" : ", \"nvtx\": false";
   buf_ += ", \"config\": ";
   append_json_string(&buf_, info_.config);
-  buf_ += ", \"events_written\": ";
-  append_int(&buf_, static_cast<std::int64_t>(stats.written));
-  buf_ += ", \"events_dropped\": ";
-  append_int(&buf_, static_cast<std::int64_t>(stats.dropped));
-  buf_ += ", \"ring_capacity\": ";
-  append_int(&buf_, static_cast<std::int64_t>(stats.ring_capacity));
-  buf_ += ", \"names_overflowed\": ";
-  append_int(&buf_, static_cast<std::int64_t>(stats.names_overflowed));
+  const auto n = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
+  append_int_members(&buf_, {{"events_written", n(stats.written)},
+                             {"events_dropped", n(stats.dropped)},
+                             {"ring_capacity", n(stats.ring_capacity)},
+                             {"names_overflowed", n(stats.names_overflowed)}});
   append_gpu_stats(stats.gpu);
   buf_ += ", \"threads\": [";
   for (std::size_t i = 0; i < stats.threads.size(); ++i) {
     const ThreadInfo& t = stats.threads[i];
-    buf_ += i == 0 ? "{\"tid\": " : ", {\"tid\": ";
-    append_int(&buf_, t.os_tid);
-    buf_ += ", \"name\": ";
+    buf_ += i == 0 ? "{\"name\": " : ", {\"name\": ";
     append_json_string(&buf_, t.name);
-    buf_ += ", \"written\": ";
-    append_int(&buf_, static_cast<std::int64_t>(t.written));
-    buf_ += ", \"dropped\": ";
-    append_int(&buf_, static_cast<std::int64_t>(t.dropped));
-    buf_ += ", \"peak_fill\": ";
-    append_int(&buf_, static_cast<std::int64_t>(t.peak_fill));
+    append_int_members(&buf_, {{"tid", t.os_tid},
+                               {"written", n(t.written)},
+                               {"dropped", n(t.dropped)},
+                               {"peak_fill", n(t.peak_fill)}});
     buf_ += "}";
   }
   buf_ += "]}\n}\n";

@@ -101,6 +101,16 @@ void append_int(std::string* out, std::int64_t v) {
   out->append(buf, static_cast<std::size_t>(r.ptr - buf));
 }
 
+void append_int_members(std::string* out,
+                        std::initializer_list<std::pair<const char*, std::int64_t>> members) {
+  for (const auto& [name, value] : members) {
+    out->append(", \"");
+    out->append(name);
+    out->append("\": ");
+    append_int(out, value);
+  }
+}
+
 void append_micros(std::string* out, std::int64_t ns) {
   // Negated in unsigned arithmetic, so INT64_MIN does not overflow.
   const std::uint64_t mag =

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace gpuprobe::sinks {
 
@@ -13,6 +15,10 @@ void append_json_string(std::string* out, std::string_view s);
 
 // Appends an integer.
 void append_int(std::string* out, std::int64_t v);
+
+// Appends `, "name": value` for each pair: the integer members of an object after its first.
+void append_int_members(std::string* out,
+                        std::initializer_list<std::pair<const char*, std::int64_t>> members);
 
 // Appends `ns` nanoseconds as microseconds with exactly three decimals ("12.345"), the way
 // Kineto keeps nanosecond precision in a double-valued field. Exact: no floating point.

@@ -7,13 +7,12 @@
 #include "gpuprobe/range.hpp"
 #include "gpuprobe/session.hpp"
 #include "support/catch.hpp"
+#include "support/strings.h"
 
 namespace gpuprobe::core {
 namespace {
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using testing::contains;
 
 TEST_CASE("An empty config keeps every default") {
   Config c;

@@ -8,14 +8,12 @@
 #include "gpuprobe/gpuprobe.hpp"
 #include "support/capture_sink.h"
 #include "support/catch.hpp"
+#include "support/strings.h"
 
 namespace gpuprobe::cupti {
 namespace {
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
+using testing::contains;
 TEST_CASE("A missing libcupti is named in the error") {
   CuptiLibrary lib;
   const Status s = CuptiLibrary::open("/nonexistent/libcupti.so", &lib);
