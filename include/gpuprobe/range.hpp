@@ -2,9 +2,9 @@
 /// @brief Recording: scoped ranges, instants and counters, and the macros that create them.
 ///
 /// This is the whole hot path. A range that records is: one relaxed load of the gate, a branch,
-/// a clock read at each end, and one 32-byte record written into the thread's ring (`emit` in
-/// detail/gate.hpp: check the ring, reserve a slot, write time and pointer, commit). With no
-/// session running it is the load and the branch. With `GPUPROBE_DISABLE` defined the macros
+/// a clock read at each end, the thread's open-range count up and down, and one 32-byte record
+/// written into the thread's ring (`push` in detail/gate.hpp: reserve a slot, write time and
+/// pointer, commit). With no session running it is the load and the branch. With `GPUPROBE_DISABLE` defined the macros
 /// compile to nothing; the classes and functions below stay available and keep working.
 #pragma once
 
