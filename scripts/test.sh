@@ -47,5 +47,5 @@ for config in "${configs[@]}"; do
   fi
 done
 echo
-echo "all configurations: $passed passed, $failed failed, $skips skipped"
+echo "total: $passed passed, $failed failed, $skips skipped"
 [ "$failed" -eq 0 ]
