@@ -1,12 +1,14 @@
 // The cost CUPTI tracing adds to a kernel launch, in one run, for an empty kernel launched back
-// to back (the CPU-bound case where tracing costs most):
-//   bare                     no tracing
+// to back (the CPU-bound case where tracing costs most). Each traced measurement is paired with
+// a bare one taken just before it, and the added cost is the median of those paired
+// differences: the machine's drift between repeats (seen: +-12 % within one run) cancels out.
 //   raw CUPTI kernel[+rt]    the floor: raw_cupti_floor.cc with the same activity kinds
 //   gpuprobe kernel[+rt]     Session("cupti=kernel[+runtime]")
-//   bare after stop          no tracing, after the sessions stopped (CUPTI finalized)
+//   after stop               bare, right after a gpuprobe session stopped (CUPTI finalized),
+//                            against the bare run just before that session
 // plus 1 M launches at full rate with default buffers, counting kernel records.
-// Prints one line per case with us/launch and the cost added over bare; exits non-zero if a
-// target is missed (added cost > 1.15x the floor's, lost kernels, after-stop > 2% slower).
+// Prints each case's median added cost with quartiles; exits non-zero if a target is missed
+// (added cost > 1.15x the floor's, lost kernels, after-stop > 2% slower).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -24,9 +26,9 @@ __global__ void empty_kernel() {}
 
 namespace {
 
-constexpr int kLaunches = 200000;
+constexpr int kLaunches = 100000;
 constexpr int kWarmup = 20000;
-constexpr int kRepeats = 7;
+constexpr int kRepeats = 15;
 
 void check(cudaError_t e) {
   if (e != cudaSuccess) {
@@ -50,10 +52,13 @@ double time_launches(int n) {
   return std::chrono::duration<double, std::micro>(t1 - t0).count() / n;
 }
 
-double median(std::vector<double> v) {
+// The q-quantile (0..1) of `v`, by nearest rank.
+double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
 }
+
+double median(const std::vector<double>& v) { return quantile(v, 0.5); }
 
 // Counts kernel records reaching the sinks.
 class KernelCounter : public gpuprobe::Sink {
@@ -76,13 +81,9 @@ struct Variant {
   std::string name;
   std::function<void()> start;
   std::function<std::uint64_t()> stop;
-  std::vector<double> us;
+  std::vector<double> added;  // us per launch over the bare run just before, per repeat
   std::uint64_t kernels = 0;
 };
-
-Variant bare(const char* name) {
-  return {name, [] {}, [] { return std::uint64_t{0}; }};
-}
 
 Variant raw(const char* name, raw_cupti::Options options) {
   return {name,
@@ -121,25 +122,28 @@ int main() {
     return 77;
   }
   check(cudaFree(nullptr));
-  // Variants run interleaved, repeat by repeat, so that drift of the machine spreads evenly.
+  // Variants run interleaved, repeat by repeat, each right after a bare run it is compared with.
   std::vector<Variant> variants;
-  variants.push_back(bare("bare"));
   variants.push_back(raw("raw CUPTI kernel", {false, false, 0}));
   variants.push_back(raw("raw CUPTI kernel+runtime", {true, false, 0}));
   variants.push_back(probe("gpuprobe kernel", "cupti=kernel"));
   variants.push_back(probe("gpuprobe kernel+runtime", "cupti=kernel+runtime"));
-  variants.push_back(bare("bare after gpuprobe stop"));
   // Where a difference would come from: the floor with gpuprobe's clock, or its periodic flush.
   variants.push_back(raw("raw kernel + tsc clock", {false, true, 0}));
   variants.push_back(raw("raw kernel + 20 ms flush", {false, false, 20}));
+  std::vector<double> bare_us;
+  std::vector<double> after_stop;  // bare after a gpuprobe session / bare before it
   for (int r = 0; r < kRepeats; ++r) {
-    for (Variant& v : variants) {
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+      Variant& v = variants[i];
+      const double before = time_launches(kLaunches);
+      bare_us.push_back(before);
       v.start();
-      v.us.push_back(time_launches(kLaunches));
+      v.added.push_back(time_launches(kLaunches) - before);
       v.kernels = v.stop();
+      if (i == 3) after_stop.push_back(time_launches(kLaunches) / before);
     }
   }
-  const auto added = [&](std::size_t i) { return median(variants[i].us) - median(variants[0].us); };
 
   // 1 M launches at full rate with default buffers: every kernel must arrive.
   constexpr int kMillion = 1000000;
@@ -150,21 +154,23 @@ int main() {
   const gpuprobe::Stats stats = session.stats();
   const std::uint64_t expected_million = kMillion + kWarmup;  // the warm-up launches too
 
-  const double base = median(variants[0].us);
-  std::printf("\n%-28s %10s %12s %12s\n", "case", "us/launch", "added us", "kernels");
-  for (std::size_t i = 0; i < variants.size(); ++i) {
-    std::printf("%-28s %10.3f %12.3f %12llu\n", variants[i].name.c_str(), median(variants[i].us),
-                added(i), static_cast<unsigned long long>(variants[i].kernels));
+  std::printf("\nbare: median %.3f us/launch, %.3f..%.3f (quartiles) over %zu runs\n",
+              median(bare_us), quantile(bare_us, 0.25), quantile(bare_us, 0.75), bare_us.size());
+  std::printf("%-28s %12s %22s %12s\n", "case", "added us", "quartiles", "kernels");
+  for (const Variant& v : variants) {
+    std::printf("%-28s %12.3f %10.3f..%-10.3f %12llu\n", v.name.c_str(), median(v.added),
+                quantile(v.added, 0.25), quantile(v.added, 0.75),
+                static_cast<unsigned long long>(v.kernels));
   }
-  const double kernel_ratio = added(3) / added(1);
-  const double runtime_ratio = added(4) / added(2);
-  const double after = median(variants[5].us) / base;
+  const double kernel_ratio = median(variants[2].added) / median(variants[0].added);
+  const double runtime_ratio = median(variants[3].added) / median(variants[1].added);
+  const double after = median(after_stop);
   std::printf(
       "\ngpuprobe added / raw CUPTI added: kernel %.2fx, kernel+runtime %.2fx (target <= 1.15)\n",
       kernel_ratio, runtime_ratio);
-  std::printf("after gpuprobe stop / bare: %.3f (target <= 1.02); bare spread %.3f..%.3f us\n",
-              after, *std::min_element(variants[0].us.begin(), variants[0].us.end()),
-              *std::max_element(variants[0].us.begin(), variants[0].us.end()));
+  std::printf(
+      "after gpuprobe stop / bare just before it: %.3f (quartiles %.3f..%.3f; target <= 1.02)\n",
+      after, quantile(after_stop, 0.25), quantile(after_stop, 0.75));
   std::printf(
       "1M launches: %llu of %llu kernels recorded, CUPTI dropped %llu, buffers exhausted %llu\n",
       static_cast<unsigned long long>(counter->kernels),
