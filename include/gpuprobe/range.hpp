@@ -4,8 +4,9 @@
 /// This is the whole hot path. A range that records is: one relaxed load of the gate, a branch,
 /// a clock read at each end, the thread's open-range count up and down, and one 32-byte record
 /// written into the thread's ring (`push` in detail/gate.hpp: reserve a slot, write time and
-/// pointer, commit). With no session running it is the load and the branch. With `GPUPROBE_DISABLE` defined the macros
-/// compile to nothing; the classes and functions below stay available and keep working.
+/// pointer, commit). With no session running it is the load and the branch. With `GPUPROBE_DISABLE`
+/// defined the macros compile to nothing; the classes and functions below stay available and keep
+/// working.
 #pragma once
 
 #include <cstdint>
@@ -113,6 +114,15 @@ inline void counter(std::string_view name, double value,
   if (GPUPROBE_LIKELY(detail::gate_for(category) == 0)) return;
   counter(*detail::intern(name, category), value);
 }
+
+/// Marks the end of a step — a training iteration, a serving interval — and the start of the
+/// next: records the step that just ended as a range `ProfilerStep#N` (category `step`) on the
+/// calling thread, from the previous step() of the session (or its start) to now. Steps are
+/// numbered 0, 1, 2, ... per session. Sinks that aggregate per step use these.
+void step() noexcept;
+
+/// The same, numbering the step that just ended `number`; later steps count on from there.
+void step(std::uint32_t number) noexcept;
 
 /// Names the calling thread in every output ("thread 1234 (name)"). The default is the name the
 /// OS knows (pthread_setname_np). Cheap to call repeatedly with the same name.

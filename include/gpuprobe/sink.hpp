@@ -70,7 +70,7 @@ struct Event {
                          ///< whole process.
   std::uint64_t begin;
   std::uint64_t end;                 ///< Equal to `begin` for instants and counters.
-  double value;                      ///< The counter value; 0 otherwise.
+  double value;                      ///< The counter value; the step number for steps; else 0.
   const GpuActivity* gpu = nullptr;  ///< For kGpu; valid during the sink call.
 };
 

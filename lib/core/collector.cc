@@ -25,6 +25,10 @@ Event decode(const detail::Record& r, std::uint32_t thread) noexcept {
       e.type = EventType::kCounter;
       std::memcpy(&e.value, &r.end, sizeof e.value);
       break;
+    case detail::RecordKind::kStep:  // a range whose number is in the record
+      e.end = r.end;
+      e.value = r.arg;
+      break;
   }
   return e;
 }

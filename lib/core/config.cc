@@ -198,7 +198,8 @@ constexpr OptionSpec kOptions[] = {
     {"clock", "auto|tsc|monotonic", "auto",
      "timestamp source; auto uses the TSC when it is invariant, else CLOCK_MONOTONIC", apply_clock},
     {"categories", "all|NAME+NAME...", "all",
-     "categories to record: app, step, python, torch, compile, gc, alloc, cuda, user0..user7",
+     "categories this session records: app, step, python, torch, compile, gc, alloc, cuda, "
+     "user0..user7",
      apply_categories},
     {"rank", "N", "$RANK", "distributed rank written into the outputs", apply_rank},
     {"world_size", "N", "$WORLD_SIZE", "number of ranks written into the outputs",

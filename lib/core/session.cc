@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include "core/categories.h"
 #include "core/clock.h"
@@ -15,6 +16,7 @@
 #include "core/kernel_notes.h"
 #include "core/name_table.h"
 #include "core/sink_registry.h"
+#include "core/steps.h"
 #include "core/thread_registry.h"
 #include "gpuprobe/detail/gate.hpp"
 
@@ -63,6 +65,9 @@ class SessionCore {
       // The gate closes first so no new event starts; then the collector takes what is in the
       // rings. Ranges still open now end without a ring to write to.
       core::close_gate();
+      if (saved_categories_) {
+        core::update_enabled_categories(*saved_categories_, ~*saved_categories_);
+      }
       core::ThreadRegistry::get().end_session();
       if (gpu_) gpu_->disable();
       try {
@@ -171,6 +176,8 @@ class SessionCore {
     core::NameTable::get().set_limit(config.max_names);
     core::NameTable::get().reset_overflowed();
     if (config.categories) {
+      // For this session: the process-wide switches come back when it stops.
+      saved_categories_ = core::enabled_categories();
       core::update_enabled_categories(*config.categories, ~*config.categories);
     }
     collector_ = std::make_unique<core::Collector>(
@@ -183,6 +190,7 @@ class SessionCore {
             std::chrono::milliseconds(config.attribution_ms)},
         &errors_);
     core::KernelNoteQueue::get().begin_session(gpu_ != nullptr);
+    core::reset_steps(calibration.start().ticks);
     collector_->start();
     running_.store(true, std::memory_order_release);
     core::open_gate(core::GateSettings{g_last_epoch, info.nvtx, clock == core::ClockSource::kTsc});
@@ -196,6 +204,7 @@ class SessionCore {
   core::ErrorLog errors_;
   bool owns_active_ = false;
   std::atomic<bool> running_{false};
+  std::optional<std::uint32_t> saved_categories_;  // switches before `categories=` applied
   mutable std::mutex stop_mu_;
   std::unique_ptr<core::GpuSource> gpu_;  // declared before the collector, which uses it
   std::unique_ptr<core::Collector> collector_;

@@ -124,7 +124,14 @@ void ChromeTraceSink::append_event(const Event& e, const TimeBase& time,
     return;
   }
   const SiteText& site = site_text(e.site);
-  buf_ += site.head[static_cast<int>(e.type)];
+  if (e.site->category == Category::kStep) {
+    // One site for all steps; the number is the event's (Kineto names them ProfilerStep#N).
+    buf_ += "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#";
+    append_int(&buf_, static_cast<std::int64_t>(e.value));
+    buf_ += "\",";
+  } else {
+    buf_ += site.head[static_cast<int>(e.type)];
+  }
   buf_ += thread_text(e.thread, threads);
   const std::int64_t begin_ns = time.wall_ns(e.begin);
   buf_ += "\"ts\":";

@@ -132,9 +132,11 @@ TEST_CASE("The categories key limits what a session records") {
   { GPUPROBE_RANGE("app_range"); }
   { ScopedRange r("gc_range", Category::kGc); }
   session.stop();
-  set_category_enabled(Category::kApp, true);
   REQUIRE(sink->named("app_range").empty());
   REQUIRE(sink->named("gc_range").size() == 1);
+  // The key applied to that session only: the process-wide switches are back.
+  REQUIRE(category_enabled(Category::kApp));
+  REQUIRE(category_enabled(Category::kStep));
 }
 
 TEST_CASE("Thread names come from set_thread_name, else from the OS") {
@@ -206,6 +208,40 @@ TEST_CASE("Rings of exited threads are reused, not leaked") {
   REQUIRE(sink->named("short_lived").size() == 300);
   // At most a batch's worth of rings is in use at once, so a few dozen serve all 300 threads.
   REQUIRE(core::ThreadRegistry::get().allocated() - before <= 30);
+}
+
+}  // namespace
+}  // namespace gpuprobe
+
+namespace gpuprobe {
+namespace {
+
+using testing::CaptureSink;
+
+TEST_CASE("Steps are contiguous ranges numbered from 0, or from a given number") {
+  auto sink = std::make_shared<CaptureSink>();
+  Session session("flush_ms=10000", {sink});
+  for (int i = 0; i < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    step();
+  }
+  step(10);
+  std::thread([] { step(); }).join();  // any thread may end a step
+  set_category_enabled(Category::kStep, false);
+  step();  // not recorded, and does not advance the step clock either
+  set_category_enabled(Category::kStep, true);
+  session.stop();
+  const auto steps = sink->named("ProfilerStep");
+  REQUIRE(steps.size() == 5);
+  const double numbers[] = {0, 1, 2, 10, 11};
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    INFO("step " << i);
+    REQUIRE(steps[i].category == Category::kStep);
+    REQUIRE(steps[i].value == numbers[i]);
+    REQUIRE(steps[i].end_ns >= steps[i].begin_ns);
+    if (i > 0) REQUIRE(steps[i].begin_ns == steps[i - 1].end_ns);
+  }
+  REQUIRE(steps[0].end_ns - steps[0].begin_ns >= 2'000'000);
 }
 
 }  // namespace

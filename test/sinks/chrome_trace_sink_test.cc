@@ -70,6 +70,7 @@ std::vector<json> events_named(const json& trace, const std::string& name) {
 }
 
 void record_sample_workload() {
+  gpuprobe::step();  // ProfilerStep#0: from the session's start to here
   GPUPROBE_RANGE("outer");
   {
     GPUPROBE_RANGE("inner");
@@ -143,9 +144,15 @@ TEST_CASE("The Chrome trace has Kineto's structure and reads back") {
   REQUIRE(thread_names.at(helper["tid"].get<std::int64_t>()).find("(helper)") != std::string::npos);
   REQUIRE(thread_names.count(outer["tid"].get<std::int64_t>()) == 1);
 
+  const json step = events_named(trace, "ProfilerStep#0").at(0);
+  REQUIRE(step["ph"] == "X");
+  REQUIRE(step["cat"] == "user_annotation");
+  REQUIRE(step["ts"].get<double>() + step["dur"].get<double>() <=
+          outer["ts"].get<double>() + 0.001);
+
   // Statistics are part of the output.
   const json& stats = trace["gpuprobe"];
-  REQUIRE(stats["events_written"] == 5);
+  REQUIRE(stats["events_written"] == 6);
   REQUIRE(stats["events_dropped"] == 0);
   REQUIRE(stats["threads"].size() == 2);
   REQUIRE(stats["ring_capacity"] == 32768);

@@ -18,6 +18,7 @@ enum class RecordKind : std::uint32_t {
   kRange = 0,    ///< `begin`..`end` in ticks.
   kInstant = 1,  ///< `begin` in ticks; `end` unused.
   kCounter = 2,  ///< `begin` in ticks; `end` holds the bits of a double.
+  kStep = 3,     ///< A step `begin`..`end`; `arg` is its number.
 };
 
 /// One event as the hot path writes it: two words of payload and a pointer to its call site.
@@ -27,7 +28,7 @@ struct Record {
   std::uint64_t end;
   const CallSite* site;
   RecordKind kind;
-  std::uint32_t reserved;
+  std::uint32_t arg;  ///< Kind-specific: the step number for kStep.
 };
 static_assert(sizeof(Record) == 32, "Record must stay 32 bytes");
 

@@ -91,21 +91,23 @@ GPUPROBE_ALWAYS_INLINE ThreadRing* ring_for(std::uint64_t gate) noexcept {
 
 /// Appends one record to `tr`, or counts a drop when it is full.
 GPUPROBE_ALWAYS_INLINE void push(ThreadRing* tr, RecordKind kind, const CallSite* site,
-                                 std::uint64_t begin, std::uint64_t end) noexcept {
+                                 std::uint64_t begin, std::uint64_t end,
+                                 std::uint32_t arg = 0) noexcept {
   Record* r = tr->ring.try_reserve();
   if (GPUPROBE_UNLIKELY(r == nullptr)) return;
   r->begin = begin;
   r->end = end;
   r->site = site;
   r->kind = kind;
+  r->arg = arg;
   tr->ring.commit();
 }
 
 /// Appends one record to this thread's ring for the session whose gate is `gate`.
 inline void emit(std::uint64_t gate, RecordKind kind, const CallSite* site, std::uint64_t begin,
-                 std::uint64_t end) noexcept {
+                 std::uint64_t end, std::uint32_t arg = 0) noexcept {
   ThreadRing* tr = ring_for(gate);
-  if (GPUPROBE_LIKELY(tr != nullptr)) push(tr, kind, site, begin, end);
+  if (GPUPROBE_LIKELY(tr != nullptr)) push(tr, kind, site, begin, end, arg);
 }
 
 /// NVTX export of a range or mark. Out of line so that users' include paths need no CUDA
