@@ -5,6 +5,7 @@
 //   Nvtx, ClockGettime   the parts a range could be built from instead
 //   CollectorDrain       records drained from a ring, decoded and handed to a sink, per second
 //   ChromeSink           events formatted as Chrome JSON and written to a file, per second
+//   PerfettoSink         the same events as Perfetto protobuf, per second and bytes per event
 // bench/run.sh runs it and turns the times into ratios against the floor.
 #include <benchmark/benchmark.h>
 #include <time.h>
@@ -17,6 +18,7 @@
 
 #include "gpuprobe/gpuprobe.hpp"
 #include "sinks/chrome_trace_sink.h"
+#include "sinks/perfetto_sink.h"
 
 #if GPUPROBE_HAVE_NVTX
 #include <nvtx3/nvToolsExt.h>
@@ -172,7 +174,8 @@ void BM_CollectorDrain(benchmark::State& state) {
 BENCHMARK(BM_CollectorDrain)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 
 // Formats a realistic batch (nested ranges on four threads, some counters) into a file.
-void run_chrome_sink(benchmark::State& state, const std::string& path) {
+template <class SinkType>
+void run_file_sink(benchmark::State& state, const std::string& path) {
   static constexpr CallSite kSites[] = {
       {"forward", "", "", 0, 0, Category::kApp},
       {"layer_norm", "", "", 0, 0, Category::kApp},
@@ -195,7 +198,7 @@ void run_chrome_sink(benchmark::State& state, const std::string& path) {
   TraceInfo info;
   info.pid = 4242;
   info.start_wall_ns = time.wall_ns(0);
-  sinks::ChromeTraceSink sink(path);
+  SinkType sink(path);
   if (Status s = sink.open(info); !s.ok()) {
     state.SkipWithError(s.message().c_str());
     return;
@@ -209,8 +212,10 @@ void run_chrome_sink(benchmark::State& state, const std::string& path) {
   Stats stats;
   stats.threads = threads;
   const Status closed = sink.close(stats, time);
-  state.counters["MB_per_s"] = benchmark::Counter(
-      static_cast<double>(std::filesystem::file_size(path)) / 1e6, benchmark::Counter::kIsRate);
+  const double bytes = static_cast<double>(std::filesystem::file_size(path));
+  state.counters["MB_per_s"] = benchmark::Counter(bytes / 1e6, benchmark::Counter::kIsRate);
+  state.counters["bytes_per_event"] =
+      bytes / static_cast<double>(state.iterations() * static_cast<std::int64_t>(events.size()));
   std::filesystem::remove(path);
   if (!closed.ok()) state.SkipWithError(closed.message().c_str());
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(events.size()));
@@ -222,14 +227,19 @@ std::string temp_path(const char* name) {
 }
 
 void BM_ChromeSink(benchmark::State& state) {
-  run_chrome_sink(state, temp_path("bench_trace.json."));
+  run_file_sink<sinks::ChromeTraceSink>(state, temp_path("bench_trace.json."));
 }
 BENCHMARK(BM_ChromeSink)->Unit(benchmark::kMillisecond);
 
 void BM_ChromeSinkGzip(benchmark::State& state) {
-  run_chrome_sink(state, temp_path("bench_trace.gz.") + ".json.gz");
+  run_file_sink<sinks::ChromeTraceSink>(state, temp_path("bench_trace.gz.") + ".json.gz");
 }
 BENCHMARK(BM_ChromeSinkGzip)->Unit(benchmark::kMillisecond);
+
+void BM_PerfettoSink(benchmark::State& state) {
+  run_file_sink<sinks::PerfettoSink>(state, temp_path("bench_trace.pftrace."));
+}
+BENCHMARK(BM_PerfettoSink)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace gpuprobe

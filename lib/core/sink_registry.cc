@@ -2,6 +2,7 @@
 
 #include "core/config.h"
 #include "sinks/chrome_trace_sink.h"
+#include "sinks/perfetto_sink.h"
 
 namespace gpuprobe::core {
 
@@ -11,6 +12,12 @@ SinkRegistry::SinkRegistry() {
                            "chrome://tracing); PATH ending in .gz writes gzip",
                            [](std::string_view path) -> std::unique_ptr<Sink> {
                              return std::make_unique<sinks::ChromeTraceSink>(std::string(path));
+                           }});
+  entries_.push_back(Entry{"perfetto", "PATH",
+                           "Perfetto protobuf trace (ui.perfetto.dev, trace_processor), streamed; "
+                           "PATH ending in .gz writes gzip",
+                           [](std::string_view path) -> std::unique_ptr<Sink> {
+                             return std::make_unique<sinks::PerfettoSink>(std::string(path));
                            }});
 }
 

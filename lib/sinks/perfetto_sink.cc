@@ -1,0 +1,402 @@
+#include "sinks/perfetto_sink.h"
+
+#include <time.h>
+
+#include "core/categories.h"
+#include "sinks/chrome_gpu_events.h"
+
+namespace gpuprobe::sinks {
+namespace {
+
+// Field numbers, from Perfetto's protos (see third_party/perfetto/perfetto_trace.proto).
+namespace packet {
+constexpr std::uint32_t kTimestamp = 8, kTimestampClockId = 58, kSequenceId = 10,
+                        kClockSnapshot = 6, kTrackEvent = 11, kTrackDescriptor = 60,
+                        kInternedData = 12, kSequenceFlags = 13, kDefaults = 59;
+}
+namespace event {
+constexpr std::uint32_t kType = 9, kTrackUuid = 11, kNameIid = 10, kName = 23, kCategoryIids = 3,
+                        kDoubleCounterValue = 44, kFlowIds = 47, kTerminatingFlowIds = 48,
+                        kDebugAnnotations = 4;
+constexpr int kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;
+}  // namespace event
+
+constexpr std::uint32_t kSeqIncrementalStateCleared = 1, kSeqNeedsIncrementalState = 2;
+constexpr std::uint32_t kClockRealtime = 1, kClockMonotonic = 3, kClockBoottime = 6;
+// A clock of our own, scoped to each sequence: nanoseconds since the session's start. Five-byte
+// timestamps instead of nine, which is most of what keeps a range under 40 bytes.
+constexpr std::uint32_t kSessionClock = 64;
+constexpr std::size_t kFlushBytes = 1 << 20;
+
+// Track uuids: one space per kind of track, so they never collide.
+constexpr std::uint64_t kProcessTrack = 1;
+std::uint64_t thread_track(std::uint32_t index) { return (std::uint64_t{1} << 32) + index; }
+std::uint64_t gpu_track(std::uint32_t device) { return (std::uint64_t{2} << 32) + device; }
+std::uint64_t stream_track(std::uint32_t device, std::uint32_t stream) {
+  return (std::uint64_t{3} << 56) + (std::uint64_t{device} << 32) + stream;
+}
+std::uint64_t api_track(std::int64_t tid) {
+  return (std::uint64_t{4} << 56) + static_cast<std::uint32_t>(tid);
+}
+std::uint64_t counter_uuid(std::size_t index) { return (std::uint64_t{5} << 56) + index; }
+constexpr std::uint64_t kOverheadTrack = std::uint64_t{6} << 56;
+
+std::int64_t read_clock(clockid_t id) {
+  timespec ts;
+  clock_gettime(id, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+struct PerfettoSink::Annotation {
+  const char* name;  // process-lifetime text: interned by address
+  enum Kind { kInt, kDouble, kString } kind;
+  std::int64_t i;
+  double d;
+  const char* s;
+};
+
+PerfettoSink::PerfettoSink(std::string path) : path_(std::move(path)), scratch_(8) {
+  process_seq_.id = 1;
+}
+
+Status PerfettoSink::open(const TraceInfo& info) {
+  info_ = info;
+  base_ns_ = info.start_wall_ns;
+  if (Status s = out_.open(path_); !s.ok()) return s;
+  buf_.reserve(kFlushBytes + (kFlushBytes >> 2));
+  start_sequence(process_seq_, 0);
+  // Wall time against the clocks trace_processor aligns traces on.
+  ProtoWriter(&buf_, &scratch_).message(1, [&](ProtoWriter& p) {
+    const std::int64_t realtime = read_clock(CLOCK_REALTIME);
+    const std::int64_t boottime = read_clock(CLOCK_BOOTTIME);
+    const std::int64_t monotonic = read_clock(CLOCK_MONOTONIC);
+    p.message(packet::kClockSnapshot, [&](ProtoWriter& c) {
+      const std::pair<std::uint32_t, std::int64_t> clocks[] = {
+          {kClockRealtime, realtime}, {kClockBoottime, boottime}, {kClockMonotonic, monotonic}};
+      for (const auto& [id, value] : clocks) {
+        c.message(1, [&](ProtoWriter& k) {
+          k.varint(1, id);
+          k.varint(2, static_cast<std::uint64_t>(value));
+        });
+      }
+    });
+  });
+  ProtoWriter(&buf_, &scratch_).message(1, [&](ProtoWriter& p) {
+    p.message(packet::kTrackDescriptor, [&](ProtoWriter& d) {
+      d.varint(1, kProcessTrack);
+      d.message(3, [&](ProtoWriter& proc) {
+        proc.varint(1, static_cast<std::uint64_t>(info.pid));
+        proc.bytes(6, info.process_name);
+      });
+    });
+  });
+  return {};
+}
+
+void PerfettoSink::start_sequence(Sequence& seq, std::uint64_t default_track) {
+  seq.started = true;
+  ProtoWriter(&buf_, &scratch_).message(1, [&](ProtoWriter& p) {
+    p.varint(packet::kSequenceId, seq.id);
+    p.varint(packet::kSequenceFlags, kSeqIncrementalStateCleared);
+    // The sequence's clock: 0 at the session's start.
+    p.message(packet::kClockSnapshot, [&](ProtoWriter& c) {
+      c.message(1, [&](ProtoWriter& k) {
+        k.varint(1, kSessionClock);
+        k.varint(2, 0);
+      });
+      c.message(1, [&](ProtoWriter& k) {
+        k.varint(1, kClockRealtime);
+        k.varint(2, static_cast<std::uint64_t>(base_ns_));
+      });
+    });
+    p.message(packet::kDefaults, [&](ProtoWriter& d) {
+      d.varint(58, kSessionClock);
+      if (default_track != 0) d.message(11, [&](ProtoWriter& t) { t.varint(11, default_track); });
+    });
+  });
+}
+
+void PerfettoSink::track_descriptor(std::uint64_t uuid, std::uint64_t parent,
+                                    const std::string& name, const ThreadInfo* thread,
+                                    std::int64_t tid, bool counter, bool no_merge) {
+  ProtoWriter(&buf_, &scratch_).message(1, [&](ProtoWriter& p) {
+    p.message(packet::kTrackDescriptor, [&](ProtoWriter& d) {
+      d.varint(1, uuid);
+      if (parent != 0) d.varint(5, parent);
+      if (thread != nullptr || tid != 0) {
+        d.message(4, [&](ProtoWriter& t) {
+          t.varint(1, static_cast<std::uint64_t>(info_.pid));
+          t.varint(2, static_cast<std::uint64_t>(thread != nullptr ? thread->os_tid : tid));
+          t.bytes(5, name);
+        });
+      } else {
+        d.bytes(2, name);
+      }
+      if (counter) d.message(8, [](ProtoWriter&) {});
+      if (no_merge) d.varint(15, 2);  // SIBLING_MERGE_BEHAVIOR_NONE: one track per stream, always
+    });
+  });
+}
+
+PerfettoSink::Sequence& PerfettoSink::thread_sequence(std::uint32_t thread,
+                                                      const std::vector<ThreadInfo>& threads) {
+  if (thread >= thread_seqs_.size()) thread_seqs_.resize(thread + 1);
+  Sequence& seq = thread_seqs_[thread];
+  if (!seq.started) {
+    seq.id = 2 + thread;
+    const ThreadInfo& info = threads[thread];
+    thread_index_[info.os_tid] = thread;
+    track_descriptor(thread_track(thread), 0, info.name, &info, 0, false, false);
+    start_sequence(seq, thread_track(thread));
+  }
+  return seq;
+}
+
+void PerfettoSink::track_event(Sequence& seq, std::int64_t wall_ns, int type, std::uint64_t track,
+                               const char* name, bool intern_name, int category,
+                               const std::vector<Annotation>& annotations, std::uint64_t flow,
+                               std::uint64_t terminating_flow, const double* counter) {
+  // Names new to this sequence travel in the same packet as their first use.
+  std::uint64_t name_iid = 0;
+  bool new_name = false;
+  if (name != nullptr && intern_name) {
+    const auto [it, inserted] = seq.names.try_emplace(name, seq.names.size() + 1);
+    name_iid = it->second;
+    new_name = inserted;
+  }
+  std::uint64_t category_iid = 0;
+  bool new_category = false;
+  std::string category_name;
+  if (category >= 0) {
+    const auto [it, inserted] = seq.categories.try_emplace(category, seq.categories.size() + 1);
+    category_iid = it->second;
+    new_category = inserted;
+    if (inserted) category_name = core::category_name(static_cast<Category>(category));
+  }
+  std::vector<std::pair<const char*, std::uint64_t>> new_annotations;
+  ProtoWriter(&buf_, &scratch_).message(1, [&](ProtoWriter& p) {
+    if (wall_ns >= base_ns_) {
+      p.varint(packet::kTimestamp, static_cast<std::uint64_t>(wall_ns - base_ns_));
+    } else {  // before the session clock's origin: absolute wall time
+      p.varint(packet::kTimestamp, static_cast<std::uint64_t>(wall_ns));
+      p.varint(packet::kTimestampClockId, kClockRealtime);
+    }
+    p.varint(packet::kSequenceId, seq.id);
+    p.message(packet::kTrackEvent, [&](ProtoWriter& e) {
+      e.varint(event::kType, static_cast<std::uint64_t>(type));
+      if (track != 0) e.varint(event::kTrackUuid, track);
+      if (name_iid != 0) e.varint(event::kNameIid, name_iid);
+      if (name != nullptr && !intern_name) e.bytes(event::kName, name);
+      if (category_iid != 0) e.varint(event::kCategoryIids, category_iid);
+      if (counter != nullptr) e.double_value(event::kDoubleCounterValue, *counter);
+      if (flow != 0) e.fixed64(event::kFlowIds, flow);
+      if (terminating_flow != 0) e.fixed64(event::kTerminatingFlowIds, terminating_flow);
+      for (const Annotation& a : annotations) {
+        const auto [it, inserted] =
+            seq.annotation_names.try_emplace(a.name, seq.annotation_names.size() + 1);
+        if (inserted) new_annotations.emplace_back(a.name, it->second);
+        e.message(event::kDebugAnnotations, [&](ProtoWriter& d) {
+          d.varint(1, it->second);
+          if (a.kind == Annotation::kInt) d.varint(4, static_cast<std::uint64_t>(a.i));
+          if (a.kind == Annotation::kDouble) d.double_value(5, a.d);
+          if (a.kind == Annotation::kString) d.bytes(6, a.s);
+        });
+      }
+    });
+    if (new_name || new_category || !new_annotations.empty()) {
+      p.message(packet::kInternedData, [&](ProtoWriter& i) {
+        if (new_category) {
+          i.message(1, [&](ProtoWriter& c) {
+            c.varint(1, category_iid);
+            c.bytes(2, category_name);
+          });
+        }
+        if (new_name) {
+          i.message(2, [&](ProtoWriter& n) {
+            n.varint(1, name_iid);
+            n.bytes(2, name);
+          });
+        }
+        for (const auto& [text, iid] : new_annotations) {
+          i.message(3, [&](ProtoWriter& n) {
+            n.varint(1, iid);
+            n.bytes(2, text);
+          });
+        }
+      });
+    }
+    if (name_iid != 0 || category_iid != 0 || !annotations.empty()) {
+      p.varint(packet::kSequenceFlags, kSeqNeedsIncrementalState);
+    }
+  });
+}
+
+std::uint64_t PerfettoSink::counter_track(const CallSite* site) {
+  const auto [it, inserted] = counters_.try_emplace(site, counter_uuid(counters_.size()));
+  if (inserted) track_descriptor(it->second, kProcessTrack, site->name, nullptr, 0, true, false);
+  return it->second;
+}
+
+void PerfettoSink::write_cpu_event(const Event& e, const TimeBase& time,
+                                   const std::vector<ThreadInfo>& threads) {
+  Sequence& seq = thread_sequence(e.thread, threads);
+  const std::int64_t begin = time.wall_ns(e.begin);
+  // gpuprobe's own name for the default category costs nothing: only others are written.
+  const int category = e.site->category == Category::kApp ? -1 : static_cast<int>(e.site->category);
+  static const std::vector<Annotation> kNone;
+  switch (e.type) {
+    case EventType::kRange:
+      if (e.site->category == Category::kStep) {
+        const std::string name =
+            "ProfilerStep#" + std::to_string(static_cast<std::uint64_t>(e.value));
+        track_event(seq, begin, event::kSliceBegin, 0, name.c_str(), false, category, kNone, 0, 0,
+                    nullptr);
+      } else {
+        track_event(seq, begin, event::kSliceBegin, 0, e.site->name, true, category, kNone, 0, 0,
+                    nullptr);
+      }
+      track_event(seq, time.wall_ns(e.end), event::kSliceEnd, 0, nullptr, false, -1, kNone, 0, 0,
+                  nullptr);
+      break;
+    case EventType::kInstant:
+      track_event(seq, begin, event::kInstant, 0, e.site->name, true, category, kNone, 0, 0,
+                  nullptr);
+      break;
+    case EventType::kCounter:
+      track_event(seq, begin, event::kCounter, counter_track(e.site), nullptr, false, -1, kNone, 0,
+                  0, &e.value);
+      break;
+    case EventType::kGpu:
+      break;  // write_gpu_event()
+  }
+}
+
+std::uint64_t PerfettoSink::gpu_stream_track(std::uint32_t device, std::uint32_t stream) {
+  if (gpus_.insert(device).second) {
+    track_descriptor(gpu_track(device), kProcessTrack, "GPU " + std::to_string(device), nullptr, 0,
+                     false, true);
+  }
+  if (streams_.emplace(device, stream).second) {
+    track_descriptor(stream_track(device, stream), gpu_track(device),
+                     "stream " + std::to_string(stream), nullptr, 0, false, true);
+  }
+  return stream_track(device, stream);
+}
+
+std::uint64_t PerfettoSink::api_thread_track(std::int64_t tid, bool known_thread) {
+  // A thread gpuprobe knows: its calls go on its own track, among its ranges.
+  if (known_thread) {
+    if (const auto it = thread_index_.find(tid); it != thread_index_.end())
+      return thread_track(it->second);
+  }
+  if (api_threads_.insert(tid).second) {
+    const std::string name = known_thread
+                                 ? "thread " + std::to_string(tid)
+                                 : "CUDA API thread (CUPTI id " + std::to_string(tid) + ")";
+    track_descriptor(api_track(tid), kProcessTrack, name, nullptr, 0, false, false);
+  }
+  return api_track(tid);
+}
+
+void PerfettoSink::write_gpu_event(const GpuActivity& a, const TimeBase& time) {
+  if (!process_seq_.started) start_sequence(process_seq_, 0);
+  std::uint64_t track;
+  std::uint64_t flow = 0, terminating = 0;
+  std::vector<Annotation> args;
+  args.push_back({"correlation", Annotation::kInt, a.correlation, 0, nullptr});
+  const bool api = a.kind == GpuActivityKind::kRuntimeApi || a.kind == GpuActivityKind::kDriverApi;
+  if (api) {
+    track = api_thread_track(api_thread_tid(a), a.os_tid != 0);
+    if (starts_flow(a.name)) flow = a.correlation;
+    args.push_back({"cbid", Annotation::kInt, a.cbid, 0, nullptr});
+  } else if (a.kind == GpuActivityKind::kOverhead) {
+    if (!overhead_track_) {
+      overhead_track_ = true;
+      track_descriptor(kOverheadTrack, kProcessTrack, "CUPTI Overhead", nullptr, 0, false, true);
+    }
+    track = kOverheadTrack;
+  } else {
+    track = gpu_stream_track(a.device, a.stream);
+    if (a.correlation != 0) terminating = a.correlation;
+    args.push_back({"device", Annotation::kInt, a.device, 0, nullptr});
+    args.push_back({"stream", Annotation::kInt, a.stream, 0, nullptr});
+  }
+  if (a.kind == GpuActivityKind::kKernel) {
+    args.push_back({"grid.x", Annotation::kInt, a.grid[0], 0, nullptr});
+    args.push_back({"grid.y", Annotation::kInt, a.grid[1], 0, nullptr});
+    args.push_back({"grid.z", Annotation::kInt, a.grid[2], 0, nullptr});
+    args.push_back({"block.x", Annotation::kInt, a.block[0], 0, nullptr});
+    args.push_back({"block.y", Annotation::kInt, a.block[1], 0, nullptr});
+    args.push_back({"block.z", Annotation::kInt, a.block[2], 0, nullptr});
+    args.push_back({"registers per thread", Annotation::kInt, a.registers_per_thread, 0, nullptr});
+    args.push_back({"shared memory", Annotation::kInt,
+                    static_cast<std::int64_t>(a.static_shared_memory) + a.dynamic_shared_memory, 0,
+                    nullptr});
+    if (a.declared_bytes > 0)
+      args.push_back({"bytes moved (declared)", Annotation::kDouble, 0, a.declared_bytes, nullptr});
+    if (a.declared_flops > 0)
+      args.push_back({"flops (declared)", Annotation::kDouble, 0, a.declared_flops, nullptr});
+  }
+  if (a.kind == GpuActivityKind::kMemcpy || a.kind == GpuActivityKind::kMemset) {
+    args.push_back({"bytes", Annotation::kInt, static_cast<std::int64_t>(a.bytes), 0, nullptr});
+  }
+  if (a.graph_id != 0) args.push_back({"graph id", Annotation::kInt, a.graph_id, 0, nullptr});
+  if (a.range != nullptr) args.push_back({"range", Annotation::kString, 0, 0, a.range->name});
+  static const std::vector<Annotation> kNone;
+  track_event(process_seq_, time.wall_ns(a.start), event::kSliceBegin, track, a.name, true,
+              static_cast<int>(Category::kCuda), args, flow, terminating, nullptr);
+  track_event(process_seq_, time.wall_ns(a.end), event::kSliceEnd, track, nullptr, false, -1, kNone,
+              0, 0, nullptr);
+}
+
+Status PerfettoSink::flush_if_full() {
+  if (buf_.size() < kFlushBytes) return {};
+  Status s = out_.write(buf_);
+  buf_.clear();
+  return s;
+}
+
+Status PerfettoSink::write(const EventBatch& batch) {
+  for (const Event& e : batch) {
+    if (e.type == EventType::kGpu) {
+      write_gpu_event(*e.gpu, *batch.time);
+    } else {
+      write_cpu_event(e, *batch.time, *batch.threads);
+    }
+    if (Status s = flush_if_full(); !s.ok()) return s;
+  }
+  return {};
+}
+
+Status PerfettoSink::close(const Stats& stats, const TimeBase&) {
+  // Final thread names (set_thread_name may have come after a thread's first events).
+  for (std::uint32_t i = 0; i < stats.threads.size() && i < thread_seqs_.size(); ++i) {
+    if (thread_seqs_[i].started)
+      track_descriptor(thread_track(i), 0, stats.threads[i].name, &stats.threads[i], 0, false,
+                       false);
+  }
+  // What the trace does not show is part of the trace: an instant on the process track.
+  const auto n = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
+  const std::vector<Annotation> summary = {
+      {"events_written", Annotation::kInt, n(stats.written), 0, nullptr},
+      {"events_dropped", Annotation::kInt, n(stats.dropped), 0, nullptr},
+      {"ring_capacity", Annotation::kInt, n(stats.ring_capacity), 0, nullptr},
+      {"names_overflowed", Annotation::kInt, n(stats.names_overflowed), 0, nullptr},
+      {"gpu_status", Annotation::kString, 0, 0, stats.gpu.status.c_str()},
+      {"gpu_records", Annotation::kInt, n(stats.gpu.records), 0, nullptr},
+      {"gpu_dropped", Annotation::kInt, n(stats.gpu.dropped + stats.gpu.buffers_exhausted), 0,
+       nullptr}};
+  track_event(process_seq_, read_clock(CLOCK_REALTIME), event::kInstant, kProcessTrack,
+              "gpuprobe stats", false, -1, summary, 0, 0, nullptr);
+  Status s = out_.write(buf_);
+  buf_.clear();
+  if (!s.ok()) {
+    out_.discard();
+    return s;
+  }
+  return out_.commit();
+}
+
+}  // namespace gpuprobe::sinks

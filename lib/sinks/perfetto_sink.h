@@ -1,0 +1,75 @@
+// `perfetto=PATH`: Perfetto's protobuf trace format (ui.perfetto.dev, trace_processor), streamed
+// packet by packet: a process track, a track per thread (its own packet sequence, with names
+// interned per sequence), a "GPU n" track with a child per stream, counter tracks, BEGIN/END
+// slices, instants, flows from each launch to its GPU work, kernel details as debug annotations,
+// and clock snapshots tying the trace to wall time.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "gpuprobe/sink.hpp"
+#include "sinks/output_file.h"
+#include "sinks/proto_writer.h"
+
+namespace gpuprobe::sinks {
+
+class PerfettoSink : public Sink {
+ public:
+  explicit PerfettoSink(std::string path);
+
+  Status open(const TraceInfo& info) override;
+  Status write(const EventBatch& batch) override;
+  Status close(const Stats& stats, const TimeBase&) override;
+
+ private:
+  // One trusted packet sequence: its id, whether its first packet was written, and the names it
+  // has interned (keyed by the address of their process-lifetime text).
+  struct Sequence {
+    std::uint32_t id = 0;
+    bool started = false;
+    std::unordered_map<const void*, std::uint64_t> names;
+    std::unordered_map<const void*, std::uint64_t> annotation_names;
+    std::unordered_map<int, std::uint64_t> categories;
+  };
+  struct Annotation;
+
+  Sequence& thread_sequence(std::uint32_t thread, const std::vector<ThreadInfo>& threads);
+  void start_sequence(Sequence& seq, std::uint64_t default_track);
+  void write_cpu_event(const Event& e, const TimeBase& time,
+                       const std::vector<ThreadInfo>& threads);
+  void write_gpu_event(const GpuActivity& a, const TimeBase& time);
+  // One TrackEvent packet. `track` 0 means the sequence's default track; `name` is interned
+  // when `intern_name`, else written as text.
+  void track_event(Sequence& seq, std::int64_t wall_ns, int type, std::uint64_t track,
+                   const char* name, bool intern_name, int category,
+                   const std::vector<Annotation>& annotations, std::uint64_t flow,
+                   std::uint64_t terminating_flow, const double* counter);
+  void track_descriptor(std::uint64_t uuid, std::uint64_t parent, const std::string& name,
+                        const ThreadInfo* thread, std::int64_t tid, bool counter, bool no_merge);
+  std::uint64_t gpu_stream_track(std::uint32_t device, std::uint32_t stream);
+  std::uint64_t api_thread_track(std::int64_t tid, bool known_thread);
+  std::uint64_t counter_track(const CallSite* site);
+  Status flush_if_full();
+
+  std::string path_;
+  OutputFile out_;
+  std::string buf_;
+  std::vector<std::string> scratch_;
+  TraceInfo info_;
+  std::int64_t base_ns_ = 0;
+  Sequence process_seq_;  // descriptors, GPU work and API calls
+  std::vector<Sequence> thread_seqs_;
+  std::set<std::uint32_t> gpus_;
+  std::set<std::pair<std::uint32_t, std::uint32_t>> streams_;
+  std::set<std::int64_t> api_threads_;
+  std::unordered_map<std::int64_t, std::uint32_t> thread_index_;  // gettid -> thread index
+  std::unordered_map<const CallSite*, std::uint64_t> counters_;
+  bool overhead_track_ = false;
+};
+
+}  // namespace gpuprobe::sinks

@@ -1,0 +1,69 @@
+// Protocol Buffers wire format, appended to a string by hand: the hot part of the Perfetto sink,
+// where generated classes would allocate per message. Nested messages are encoded into scratch
+// buffers reused across calls, so each gets an exact (usually one-byte) length.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuprobe::sinks {
+
+class ProtoWriter {
+ public:
+  // Appends to `out`; `scratch` holds one buffer per nesting level, built in by nested messages.
+  // It must already have a buffer for the deepest level used: growing it here would move the
+  // buffers outer levels are writing into.
+  ProtoWriter(std::string* out, std::vector<std::string>* scratch, std::size_t depth = 0)
+      : out_(out), scratch_(scratch), depth_(depth) {}
+
+  void varint(std::uint32_t field, std::uint64_t v) {
+    raw_varint(static_cast<std::uint64_t>(field) << 3);
+    raw_varint(v);
+  }
+  void fixed64(std::uint32_t field, std::uint64_t v) {
+    raw_varint(static_cast<std::uint64_t>(field) << 3 | 1);
+    char b[8];
+    std::memcpy(b, &v, 8);  // little-endian hosts only (x86-64, aarch64)
+    out_->append(b, 8);
+  }
+  void double_value(std::uint32_t field, double v) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, 8);
+    fixed64(field, bits);
+  }
+  void bytes(std::uint32_t field, std::string_view v) {
+    raw_varint(static_cast<std::uint64_t>(field) << 3 | 2);
+    raw_varint(v.size());
+    out_->append(v.data(), v.size());
+  }
+  // A nested message that `fill(ProtoWriter&)` writes.
+  template <class Fill>
+  void message(std::uint32_t field, Fill&& fill) {
+    std::string& inner = (*scratch_)[depth_];
+    inner.clear();
+    ProtoWriter nested(&inner, scratch_, depth_ + 1);
+    fill(nested);
+    bytes(field, inner);
+  }
+
+ private:
+  void raw_varint(std::uint64_t v) {
+    char b[10];
+    int n = 0;
+    while (v >= 0x80) {
+      b[n++] = static_cast<char>((v & 0x7F) | 0x80);
+      v >>= 7;
+    }
+    b[n++] = static_cast<char>(v);
+    out_->append(b, static_cast<std::size_t>(n));
+  }
+
+  std::string* out_;
+  std::vector<std::string>* scratch_;
+  std::size_t depth_;
+};
+
+}  // namespace gpuprobe::sinks
