@@ -5,6 +5,7 @@
 // and clock snapshots tying the trace to wall time.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -33,6 +34,8 @@ class PerfettoSink : public Sink {
     std::uint32_t id = 0;
     bool started = false;
     std::unordered_map<const void*, std::uint64_t> names;
+    // In front of `names`: most events repeat a recent name, found here without hashing.
+    std::array<std::pair<const void*, std::uint64_t>, 64> recent_names{};
     std::unordered_map<const void*, std::uint64_t> annotation_names;
     std::unordered_map<int, std::uint64_t> categories;
   };
@@ -49,6 +52,9 @@ class PerfettoSink : public Sink {
                    const char* name, bool intern_name, int category,
                    const std::vector<Annotation>& annotations, std::uint64_t flow,
                    std::uint64_t terminating_flow, const double* counter);
+  void write_simple_event(std::uint32_t sequence, std::uint64_t ts, int type, std::uint64_t track,
+                          std::uint64_t name_iid, std::uint64_t category_iid,
+                          const double* counter);
   void track_descriptor(std::uint64_t uuid, std::uint64_t parent, const std::string& name,
                         const ThreadInfo* thread, std::int64_t tid, bool counter, bool no_merge);
   std::uint64_t gpu_stream_track(std::uint32_t device, std::uint32_t stream);

@@ -11,6 +11,15 @@
 
 namespace gpuprobe::sinks {
 
+// Writes `v` as a varint at b[n] and advances n; b needs up to 10 free bytes.
+inline void put_varint(char* b, std::size_t& n, std::uint64_t v) {
+  while (v >= 0x80) {
+    b[n++] = static_cast<char>((v & 0x7F) | 0x80);
+    v >>= 7;
+  }
+  b[n++] = static_cast<char>(v);
+}
+
 class ProtoWriter {
  public:
   // Appends to `out`; `scratch` holds one buffer per nesting level, built in by nested messages.
@@ -52,13 +61,9 @@ class ProtoWriter {
  private:
   void raw_varint(std::uint64_t v) {
     char b[10];
-    int n = 0;
-    while (v >= 0x80) {
-      b[n++] = static_cast<char>((v & 0x7F) | 0x80);
-      v >>= 7;
-    }
-    b[n++] = static_cast<char>(v);
-    out_->append(b, static_cast<std::size_t>(n));
+    std::size_t n = 0;
+    put_varint(b, n, v);
+    out_->append(b, n);
   }
 
   std::string* out_;
