@@ -9,7 +9,9 @@ namespace gpuprobe::core {
 SinkRegistry::SinkRegistry() {
   entries_.push_back(Entry{"chrome", "PATH",
                            "Chrome trace JSON as torch.profiler writes it (Perfetto UI, HTA, "
-                           "chrome://tracing); PATH ending in .gz writes gzip",
+                           "chrome://tracing); PATH ending in .gz writes gzip; PATH ending in / "
+                           "writes PATH<host>_<pid>.<ns>.pt.trace.json as torch.profiler's "
+                           "tensorboard_trace_handler does",
                            [](std::string_view path) -> std::unique_ptr<Sink> {
                              return std::make_unique<sinks::ChromeTraceSink>(std::string(path));
                            }});

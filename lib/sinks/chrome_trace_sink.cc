@@ -1,5 +1,10 @@
 #include "sinks/chrome_trace_sink.h"
 
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
 #include "core/categories.h"
 #include "gpuprobe/version.hpp"
 #include "sinks/chrome_gpu_events.h"
@@ -25,9 +30,24 @@ std::int64_t ChromeTraceSink::base_time_ns(std::int64_t start_wall_ns) {
   return start_wall_ns - start_wall_ns % kNsPerDay;
 }
 
+std::string ChromeTraceSink::torch_profiler_name(const TraceInfo& info) {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "localhost");
+  return std::string(host) + "_" + std::to_string(info.pid) + "." +
+         std::to_string(info.start_wall_ns) + ".pt.trace.json";
+}
+
 Status ChromeTraceSink::open(const TraceInfo& info) {
   info_ = info;
   base_ns_ = base_time_ns(info.start_wall_ns);
+  if (!path_.empty() && path_.back() == '/') {
+    // A directory: torch.profiler's tensorboard_trace_handler layout, which HTA and the
+    // TensorBoard profiler plugin look for.
+    std::error_code ec;
+    std::filesystem::create_directories(path_, ec);
+    if (ec) return Status::Error("cannot create directory '" + path_ + "': " + ec.message());
+    path_ += torch_profiler_name(info);
+  }
   if (Status s = out_.open(path_); !s.ok()) return s;
   buf_.reserve(kFlushBytes + (kFlushBytes >> 2));
   buf_ = "{\n  \"schemaVersion\": 1,\n";

@@ -26,6 +26,10 @@ class ChromeTraceSink : public Sink {
   // day, so `ts` values stay small enough for doubles to keep nanoseconds.
   static std::int64_t base_time_ns(std::int64_t start_wall_ns);
 
+  // The file name torch.profiler's tensorboard_trace_handler gives a trace:
+  // "<host>_<pid>.<start ns>.pt.trace.json".
+  static std::string torch_profiler_name(const TraceInfo& info);
+
  private:
   // The constant part of an event for one call site: `{"ph":..,"cat":..,"name":..,` and, for
   // counters, the quoted name used as the series key.

@@ -213,6 +213,30 @@ TEST_CASE("Several chrome outputs at once get the same events") {
   REQUIRE(a["traceEvents"].size() == b["traceEvents"].size());
 }
 
+TEST_CASE("A directory path writes torch.profiler's <host>_<pid>.<ns>.pt.trace.json layout") {
+  TempDir dir;
+  const std::string traces = dir.file("run1/traces") + "/";
+  Session session("chrome=" + traces);
+  REQUIRE(session.ok());
+  record_sample_workload();
+  REQUIRE(session.stop().ok());
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(traces)) files.push_back(entry.path());
+  REQUIRE(files.size() == 1);
+  const std::string name = files[0].filename().string();
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const std::string prefix = std::string(host) + "_" + std::to_string(getpid()) + ".";
+  INFO(name);
+  REQUIRE(name.rfind(prefix, 0) == 0);
+  REQUIRE(name.size() > prefix.size() + 14);
+  REQUIRE(name.substr(name.size() - 14) == ".pt.trace.json");
+  const std::string stamp = name.substr(prefix.size(), name.size() - prefix.size() - 14);
+  REQUIRE(stamp.find_first_not_of("0123456789") == std::string::npos);
+  const json trace = json::parse(read_file(files[0].string()));
+  REQUIRE(events_named(trace, "outer").size() == 1);
+}
+
 TEST_CASE("An unwritable path is one clear error and the program goes on") {
   Session session("chrome=/nonexistent-dir/trace.json");
   REQUIRE_FALSE(session.ok());
