@@ -4,6 +4,7 @@
 #include "sinks/perfetto_sink.h"
 
 #include <unistd.h>
+#include <zlib.h>
 
 #include <chrono>
 #include <filesystem>
@@ -250,6 +251,28 @@ TEST_CASE(
   for (const pp::TracePacket& p : d.trace.packet())
     interned_annotations |= p.interned_data().debug_annotation_names_size() > 0;
   REQUIRE(interned_annotations);
+}
+
+TEST_CASE("A .gz path writes the same trace gzip-compressed") {
+  const std::string path = temp_path("gzipped") + ".gz";
+  Session session("perfetto=" + path);
+  { GPUPROBE_RANGE("compressed_range"); }
+  REQUIRE(session.stop().ok());
+  gzFile f = gzopen(path.c_str(), "rb");
+  REQUIRE(f != nullptr);
+  std::string raw;
+  char chunk[65536];
+  int n;
+  while ((n = gzread(f, chunk, sizeof chunk)) > 0) raw.append(chunk, static_cast<std::size_t>(n));
+  gzclose(f);
+  fs::remove(path);
+  const std::string plain = temp_path("gunzipped");
+  std::ofstream(plain, std::ios::binary) << raw;
+  const Decoded d = decode(plain);
+  fs::remove(plain);
+  INFO(d.error);
+  REQUIRE(d.error.empty());
+  REQUIRE(with_name(d, "compressed_range").size() == 1);
 }
 
 TEST_CASE("A range costs at most 40 bytes of Perfetto trace") {
