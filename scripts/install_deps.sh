@@ -10,7 +10,7 @@ packages=(
   nlohmann-json3-dev    # tests read our JSON back with an independent parser
   libprotobuf-dev protobuf-compiler  # tests decode our Perfetto traces with protoc's classes
   libbenchmark-dev      # bench/
-  python3
+  python3 python3-venv  # test/python: the readers of our formats, from PyPI
 )
 
 missing=()

@@ -1,18 +1,40 @@
 #!/usr/bin/env bash
 # Command 2 of the README: installs what is missing, then builds and runs every test three
-# times: a plain build, under ThreadSanitizer, and under AddressSanitizer + UBSan.
-#   scripts/test.sh [plain|thread|address+undefined ...]   (default: all three)
+# times — a plain build, under ThreadSanitizer, under AddressSanitizer + UBSan — and checks the
+# outputs with the readers users open them with (Python tools from PyPI).
+#   scripts/test.sh [plain|thread|address+undefined|python ...]   (default: all four)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh || exit 1
 
 configs=("$@")
-[ ${#configs[@]} -eq 0 ] && configs=(plain thread address+undefined)
+[ ${#configs[@]} -eq 0 ] && configs=(plain thread address+undefined python)
 
 passed=0
 failed=0
 skips=0
+# Python: the real readers of our formats, from PyPI, in a virtual environment kept in .venv/
+# (so only a fresh machine downloads them), against the plain build.
+run_python_tests() {
+  echo "=== python: readers from PyPI in .venv"
+  if [ ! -x .venv/bin/python ]; then python3 -m venv .venv || return 1; fi
+  .venv/bin/pip install -q --disable-pip-version-check pytest traceinsight || return 1
+  if [ ! -x build/examples/demo ]; then
+    cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build build || return 1
+  fi
+  GPUPROBE_BUILD_DIR=build .venv/bin/python -m pytest -q test/python 2>&1 | tee build/pytest.log
+}
+
 for config in "${configs[@]}"; do
+  if [ "$config" = python ]; then
+    run_python_tests
+    summary=$(tail -1 build/pytest.log 2>/dev/null)
+    count() { echo "$summary" | grep -oE "[0-9]+ $1" | grep -oE "[0-9]+" || echo 0; }
+    p=$(count passed); f=$(count failed); e=$(count error); k=$(count skipped)
+    if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then f=1; fi  # no result at all is a failure
+    passed=$((passed + p)); failed=$((failed + f + e)); skips=$((skips + k))
+    continue
+  fi
   case "$config" in
     plain) dir=build sanitize="" ;;
     thread) dir=build-tsan sanitize=thread ;;
