@@ -1,0 +1,84 @@
+// Writes a Chrome trace with known GPU activity through the real ChromeTraceSink, for readers
+// that need kernels (HTA's kernel and idle-time analyses) on machines without a GPU:
+// three ProfilerSteps of 20 launches each on one thread, alternating a 20 us "gemm_kernel" and a
+// 3 us "relu_kernel" on stream 7, each starting 6 us after its cudaLaunchKernel began, launches
+// 30 us apart.
+//
+//   write_synthetic_gpu_trace PATH
+#include <cstdio>
+#include <vector>
+
+#include "sinks/chrome_trace_sink.h"
+
+int main(int argc, char** argv) {
+  using namespace gpuprobe;
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s PATH\n", argv[0]);
+    return 2;
+  }
+  TraceInfo info;
+  info.pid = 4242;
+  info.process_name = "synthetic";
+  info.start_wall_ns = 1'764'460'800'000'000'000;
+  info.rank = 0;
+  info.world_size = 1;
+  DeviceInfo device;
+  device.name = "NVIDIA H200";
+  device.num_sms = 132;
+  info.devices.push_back(device);
+  const TimeBase time(0, info.start_wall_ns, 1.0);  // one tick per nanosecond
+  std::vector<ThreadInfo> threads(1);
+  threads[0].os_tid = 4243;
+  threads[0].name = "main";
+
+  static constexpr CallSite kStep{"ProfilerStep", "", "", 0, 0, Category::kStep};
+  static constexpr CallSite kForward{"forward", "", "", 0, 0, Category::kApp};
+  std::vector<GpuActivity> activities;
+  activities.reserve(120);
+  std::vector<Event> events;
+  std::uint64_t t = 1000;
+  for (int step = 0; step < 3; ++step) {
+    const std::uint64_t step_begin = t;
+    for (int k = 0; k < 20; ++k) {
+      GpuActivity launch;
+      launch.kind = GpuActivityKind::kRuntimeApi;
+      launch.name = "cudaLaunchKernel";
+      launch.correlation = static_cast<std::uint32_t>(step * 100 + k + 1);
+      launch.thread_id = 4243;
+      launch.os_tid = 4243;
+      launch.cbid = 211;
+      launch.start = t;
+      launch.end = t + 4000;
+      activities.push_back(launch);
+      GpuActivity kernel;
+      kernel.kind = GpuActivityKind::kKernel;
+      kernel.name = k % 2 ? "gemm_kernel" : "relu_kernel";
+      kernel.correlation = launch.correlation;
+      kernel.context = 1;
+      kernel.stream = 7;
+      kernel.grid[0] = 128;
+      kernel.grid[1] = kernel.grid[2] = 1;
+      kernel.block[0] = 256;
+      kernel.block[1] = kernel.block[2] = 1;
+      kernel.start = t + 6000;
+      kernel.end = kernel.start + (k % 2 ? 20000 : 3000);
+      activities.push_back(kernel);
+      t += 30000;
+    }
+    events.push_back(Event{EventType::kRange, 0, &kStep, step_begin, t, static_cast<double>(step)});
+    events.push_back(Event{EventType::kRange, 0, &kForward, step_begin, t - 1000, 0.0});
+  }
+  for (const GpuActivity& a : activities) {
+    Event e{EventType::kGpu, 0, nullptr, a.start, a.end, 0.0};
+    e.gpu = &a;
+    events.push_back(e);
+  }
+  sinks::ChromeTraceSink sink(argv[1]);
+  Stats stats;
+  stats.threads = threads;
+  stats.gpu.status = "cupti";
+  const bool ok = sink.open(info).ok() &&
+                  sink.write(EventBatch{events.data(), events.size(), &time, &threads}).ok() &&
+                  sink.close(stats, time).ok();
+  return ok ? 0 : 1;
+}
