@@ -72,6 +72,13 @@ struct Event {
   std::uint64_t end;                 ///< Equal to `begin` for instants and counters.
   double value;                      ///< The counter value; the step number for steps; else 0.
   const GpuActivity* gpu = nullptr;  ///< For kGpu; valid during the sink call.
+
+  /// The event for GPU activity `a`; it points to `a`, which must outlive it.
+  static Event from_gpu(const GpuActivity& a) noexcept {
+    Event e{EventType::kGpu, 0, nullptr, a.start, a.end, 0.0};
+    e.gpu = &a;
+    return e;
+  }
 };
 
 /// A thread that recorded in this session.

@@ -160,9 +160,7 @@ void Collector::collect_gpu(bool final) {
     kernel_notes_.annotate(ready, read_ticks(calibration_.source()));
   }
   for (const GpuActivity& a : *ready) {
-    Event e{EventType::kGpu, 0, nullptr, a.start, a.end, 0.0};
-    e.gpu = &a;
-    batch_.push_back(e);
+    batch_.push_back(Event::from_gpu(a));
     if (batch_.size() == kBatchCapacity) deliver();
   }
   std::lock_guard<std::mutex> lock(stats_mu_);

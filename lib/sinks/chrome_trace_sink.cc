@@ -13,7 +13,6 @@
 namespace gpuprobe::sinks {
 namespace {
 
-constexpr std::size_t kFlushBytes = 1 << 20;
 constexpr std::int64_t kNsPerDay = 86'400'000'000'000;
 
 // Kineto calls application ranges "user_annotation" and readers (HTA, the TensorBoard plugin)
@@ -49,7 +48,6 @@ Status ChromeTraceSink::open(const TraceInfo& info) {
     path_ += torch_profiler_name(info);
   }
   if (Status s = out_.open(path_); !s.ok()) return s;
-  buf_.reserve(kFlushBytes + (kFlushBytes >> 2));
   buf_ = "{\n  \"schemaVersion\": 1,\n";
   if (info.rank >= 0) {
     // HTA finds the rank with a pattern that expects exactly `"rank": N`, space included.
@@ -177,17 +175,10 @@ void ChromeTraceSink::append_event(const Event& e, const TimeBase& time,
   }
 }
 
-Status ChromeTraceSink::flush_if_full() {
-  if (buf_.size() < kFlushBytes) return {};
-  Status s = out_.write(buf_);
-  buf_.clear();
-  return s;
-}
-
 Status ChromeTraceSink::write(const EventBatch& batch) {
   for (const Event& e : batch) {
     append_event(e, *batch.time, *batch.threads);
-    if (Status s = flush_if_full(); !s.ok()) return s;
+    if (Status s = out_.flush_if_full(); !s.ok()) return s;
   }
   return {};
 }
@@ -285,12 +276,6 @@ Status ChromeTraceSink::close(const Stats& stats, const TimeBase&) {
     buf_ += "}";
   }
   buf_ += "]}\n}\n";
-  Status s = out_.write(buf_);
-  buf_.clear();
-  if (!s.ok()) {
-    out_.discard();
-    return s;
-  }
   return out_.commit();
 }
 

@@ -45,11 +45,10 @@ class ChromeTraceSink : public Sink {
   void append_device_properties();
   void append_metadata(const Stats& stats, std::int64_t ts_ns);
   void append_gpu_stats(const GpuStats& gpu);
-  Status flush_if_full();
 
   std::string path_;
   OutputFile out_;
-  std::string buf_;
+  std::string& buf_ = out_.buffer();  // what is written goes here
   TraceInfo info_;
   std::int64_t base_ns_ = 0;
   bool first_event_ = true;

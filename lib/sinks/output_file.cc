@@ -16,6 +16,8 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+constexpr std::size_t kFlushBytes = 1 << 20;
+
 // Level 1: traces compress well even at the fastest level, and a slow level would make the
 // sink the bottleneck of the collector.
 constexpr const char* kGzipMode = "wb1";
@@ -32,6 +34,8 @@ Status OutputFile::error(std::string_view what, int err) const {
 Status OutputFile::open(std::string path) {
   discard();
   path_ = std::move(path);
+  buffer_.clear();
+  buffer_.reserve(kFlushBytes + (kFlushBytes >> 2));
   temp_path_ = path_ + ".tmp-" + std::to_string(getpid());
   fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) return error("cannot create", errno);
@@ -75,7 +79,20 @@ Status OutputFile::write(std::string_view data) {
   return {};
 }
 
+Status OutputFile::flush_if_full() {
+  if (buffer_.size() < kFlushBytes) return {};
+  Status s = write(buffer_);
+  buffer_.clear();
+  return s;
+}
+
 Status OutputFile::commit() {
+  if (Status s = write(buffer_); !s.ok()) {
+    buffer_.clear();
+    discard();
+    return s;
+  }
+  buffer_.clear();
   if (gz_ != nullptr) {
     const int rc = gzclose(static_cast<gzFile>(gz_));
     gz_ = nullptr;

@@ -1,6 +1,7 @@
 // A file that appears under its final name only when it is complete: written to a temporary
 // file next to it and renamed on commit(), so a crash never leaves half an output behind.
-// A path ending in ".gz" is gzip-compressed.
+// A path ending in ".gz" is gzip-compressed. Writers append to buffer() and call
+// flush_if_full() now and then; commit() writes what is left.
 #pragma once
 
 #include <string>
@@ -20,7 +21,12 @@ class OutputFile {
   // Creates the temporary file for `path`.
   Status open(std::string path);
   Status write(std::string_view data);
-  // Flushes, closes and renames the temporary file to the final path.
+  // Where writers append their output; written out by flush_if_full() and commit().
+  std::string& buffer() noexcept { return buffer_; }
+  // Writes the buffer once it holds a megabyte or more, so writes are few and large.
+  Status flush_if_full();
+  // Writes the buffer, closes and renames the temporary file to the final path; on failure
+  // removes the temporary file.
   Status commit();
   // Closes and removes the temporary file.
   void discard() noexcept;
@@ -33,6 +39,7 @@ class OutputFile {
 
   std::string path_;
   std::string temp_path_;
+  std::string buffer_;
   int fd_ = -1;
   void* gz_ = nullptr;  // gzFile; void* keeps zlib.h out of this header
 };

@@ -28,7 +28,6 @@ constexpr std::uint32_t kClockRealtime = 1, kClockMonotonic = 3, kClockBoottime 
 // A clock of our own, scoped to each sequence: nanoseconds since the session's start. Five-byte
 // timestamps instead of nine, which is most of what keeps a range under 40 bytes.
 constexpr std::uint32_t kSessionClock = 64;
-constexpr std::size_t kFlushBytes = 1 << 20;
 
 // Track uuids: one space per kind of track, so they never collide.
 constexpr std::uint64_t kProcessTrack = 1;
@@ -67,7 +66,6 @@ Status PerfettoSink::open(const TraceInfo& info) {
   info_ = info;
   base_ns_ = info.start_wall_ns;
   if (Status s = out_.open(path_); !s.ok()) return s;
-  buf_.reserve(kFlushBytes + (kFlushBytes >> 2));
   start_sequence(process_seq_, 0);
   // Wall time against the clocks trace_processor aligns traces on.
   ProtoWriter(&buf_, &scratch_).message(1, [&](ProtoWriter& p) {
@@ -415,13 +413,6 @@ void PerfettoSink::write_gpu_event(const GpuActivity& a, const TimeBase& time) {
               0, 0, nullptr);
 }
 
-Status PerfettoSink::flush_if_full() {
-  if (buf_.size() < kFlushBytes) return {};
-  Status s = out_.write(buf_);
-  buf_.clear();
-  return s;
-}
-
 Status PerfettoSink::write(const EventBatch& batch) {
   for (const Event& e : batch) {
     if (e.type == EventType::kGpu) {
@@ -429,7 +420,7 @@ Status PerfettoSink::write(const EventBatch& batch) {
     } else {
       write_cpu_event(e, *batch.time, *batch.threads);
     }
-    if (Status s = flush_if_full(); !s.ok()) return s;
+    if (Status s = out_.flush_if_full(); !s.ok()) return s;
   }
   return {};
 }
@@ -454,12 +445,6 @@ Status PerfettoSink::close(const Stats& stats, const TimeBase&) {
        nullptr}};
   track_event(process_seq_, read_clock(CLOCK_REALTIME), event::kInstant, kProcessTrack,
               "gpuprobe stats", false, -1, summary, 0, 0, nullptr);
-  Status s = out_.write(buf_);
-  buf_.clear();
-  if (!s.ok()) {
-    out_.discard();
-    return s;
-  }
   return out_.commit();
 }
 

@@ -60,11 +60,10 @@ class PerfettoSink : public Sink {
   std::uint64_t gpu_stream_track(std::uint32_t device, std::uint32_t stream);
   std::uint64_t api_thread_track(std::int64_t tid, bool known_thread);
   std::uint64_t counter_track(const CallSite* site);
-  Status flush_if_full();
 
   std::string path_;
   OutputFile out_;
-  std::string buf_;
+  std::string& buf_ = out_.buffer();  // what is written goes here
   std::vector<std::string> scratch_;
   TraceInfo info_;
   std::int64_t base_ns_ = 0;

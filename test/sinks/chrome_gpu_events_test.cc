@@ -48,9 +48,7 @@ json write_trace(const std::vector<GpuActivity>& activities, const GpuStats& gpu
   REQUIRE(sink.open(info).ok());
   std::vector<Event> events;
   for (const GpuActivity& a : activities) {
-    Event e{EventType::kGpu, 0, nullptr, a.start, a.end, 0.0};
-    e.gpu = &a;
-    events.push_back(e);
+    events.push_back(Event::from_gpu(a));
   }
   const std::vector<ThreadInfo> threads;
   REQUIRE(sink.write(EventBatch{events.data(), events.size(), &time, &threads}).ok());

@@ -69,9 +69,7 @@ int main(int argc, char** argv) {
     events.push_back(Event{EventType::kRange, 0, &kForward, step_begin, t - 1000, 0.0});
   }
   for (const GpuActivity& a : activities) {
-    Event e{EventType::kGpu, 0, nullptr, a.start, a.end, 0.0};
-    e.gpu = &a;
-    events.push_back(e);
+    events.push_back(Event::from_gpu(a));
   }
   sinks::ChromeTraceSink sink(argv[1]);
   Stats stats;
