@@ -3,6 +3,7 @@
 #include "core/config.h"
 #include "sinks/chrome_trace_sink.h"
 #include "sinks/perfetto_sink.h"
+#include "sinks/tensorboard_sink.h"
 
 namespace gpuprobe::core {
 
@@ -11,7 +12,7 @@ SinkRegistry::SinkRegistry() {
                            "Chrome trace JSON as torch.profiler writes it (Perfetto UI, HTA, "
                            "chrome://tracing); PATH ending in .gz writes gzip; PATH ending in / "
                            "writes PATH<host>_<pid>.<ns>.pt.trace.json as torch.profiler's "
-                           "tensorboard_trace_handler does",
+                           "tensorboard_trace_handler does (PATH/+gz: the same, gzipped)",
                            [](std::string_view path) -> std::unique_ptr<Sink> {
                              return std::make_unique<sinks::ChromeTraceSink>(std::string(path));
                            }});
@@ -20,6 +21,14 @@ SinkRegistry::SinkRegistry() {
                            "PATH ending in .gz writes gzip",
                            [](std::string_view path) -> std::unique_ptr<Sink> {
                              return std::make_unique<sinks::PerfettoSink>(std::string(path));
+                           }});
+  entries_.push_back(Entry{"tensorboard", "LOGDIR",
+                           "TensorBoard: per-step scalars (step time, GPU busy %, kernels, drops, "
+                           "P50/P99 per range name) and duration histograms in "
+                           "LOGDIR/events.out.tfevents.*, and the timeline as an XSpace in "
+                           "LOGDIR/plugins/profile/<run>/<host>.xplane.pb for XProf",
+                           [](std::string_view logdir) -> std::unique_ptr<Sink> {
+                             return std::make_unique<sinks::TensorBoardSink>(std::string(logdir));
                            }});
 }
 

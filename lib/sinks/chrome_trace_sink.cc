@@ -30,22 +30,23 @@ std::int64_t ChromeTraceSink::base_time_ns(std::int64_t start_wall_ns) {
 }
 
 std::string ChromeTraceSink::torch_profiler_name(const TraceInfo& info) {
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "localhost");
-  return std::string(host) + "_" + std::to_string(info.pid) + "." +
-         std::to_string(info.start_wall_ns) + ".pt.trace.json";
+  return host_name() + "_" + std::to_string(info.pid) + "." + std::to_string(info.start_wall_ns) +
+         ".pt.trace.json";
 }
 
 Status ChromeTraceSink::open(const TraceInfo& info) {
   info_ = info;
   base_ns_ = base_time_ns(info.start_wall_ns);
+  // A directory: torch.profiler's tensorboard_trace_handler layout, which HTA and the
+  // TensorBoard profiler plugin look for; "DIR/+gz" gzips, as the handler's use_gzip does.
+  const bool gzip_dir = path_.size() >= 4 && path_.compare(path_.size() - 4, 4, "/+gz") == 0;
+  if (gzip_dir) path_.resize(path_.size() - 3);
   if (!path_.empty() && path_.back() == '/') {
-    // A directory: torch.profiler's tensorboard_trace_handler layout, which HTA and the
-    // TensorBoard profiler plugin look for.
     std::error_code ec;
     std::filesystem::create_directories(path_, ec);
     if (ec) return Status::Error("cannot create directory '" + path_ + "': " + ec.message());
     path_ += torch_profiler_name(info);
+    if (gzip_dir) path_ += ".gz";
   }
   if (Status s = out_.open(path_); !s.ok()) return s;
   buf_ = "{\n  \"schemaVersion\": 1,\n";

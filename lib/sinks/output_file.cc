@@ -24,6 +24,12 @@ constexpr const char* kGzipMode = "wb1";
 
 }  // namespace
 
+std::string host_name() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) return "localhost";
+  return host;
+}
+
 OutputFile::~OutputFile() { discard(); }
 
 Status OutputFile::error(std::string_view what, int err) const {

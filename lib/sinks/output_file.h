@@ -11,6 +11,9 @@
 
 namespace gpuprobe::sinks {
 
+// This machine's host name, for output file names ("localhost" when it cannot be read).
+std::string host_name();
+
 class OutputFile {
  public:
   OutputFile() = default;

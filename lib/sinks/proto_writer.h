@@ -20,6 +20,16 @@ inline void put_varint(char* b, std::size_t& n, std::uint64_t v) {
   b[n++] = static_cast<char>(v);
 }
 
+// The number of bytes put_varint() writes for `v`.
+inline std::size_t varint_size(std::uint64_t v) {
+  std::size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
 class ProtoWriter {
  public:
   // Appends to `out`; `scratch` holds one buffer per nesting level, built in by nested messages.
@@ -43,11 +53,25 @@ class ProtoWriter {
     std::memcpy(&bits, &v, 8);
     fixed64(field, bits);
   }
+  void float_value(std::uint32_t field, float v) {
+    raw_varint(static_cast<std::uint64_t>(field) << 3 | 5);
+    char b[4];
+    std::memcpy(b, &v, 4);  // fixed32, little-endian hosts only
+    out_->append(b, 4);
+  }
+  // A packed repeated double field.
+  void packed_doubles(std::uint32_t field, const double* v, std::size_t n) {
+    raw_varint(static_cast<std::uint64_t>(field) << 3 | 2);
+    raw_varint(n * 8);
+    out_->append(reinterpret_cast<const char*>(v), n * 8);  // little-endian hosts only
+  }
   void bytes(std::uint32_t field, std::string_view v) {
     raw_varint(static_cast<std::uint64_t>(field) << 3 | 2);
     raw_varint(v.size());
     out_->append(v.data(), v.size());
   }
+  // Bytes that are already encoded fields.
+  void raw(std::string_view encoded) { out_->append(encoded.data(), encoded.size()); }
   // A nested message that `fill(ProtoWriter&)` writes.
   template <class Fill>
   void message(std::uint32_t field, Fill&& fill) {

@@ -51,7 +51,7 @@ def test_hta_runs_its_gpu_analyses_on_our_kernels(tmp_path):
     """Kernel breakdown, temporal breakdown and idle-time breakdown on a trace with known kernels
     (3 steps x 20 launches on stream 7, written by the real Chrome sink)."""
     writer = BUILD / "test" / "write_synthetic_gpu_trace"
-    subprocess.run([str(writer), str(tmp_path / "rank0.json")], check=True)
+    subprocess.run([str(writer), f"chrome={tmp_path / 'rank0.json'}"], check=True)
     analysis = TraceAnalysis(trace_dir=str(tmp_path))
     trace = analysis.t.get_trace(0)
     names = trace["name"].map(lambda i: analysis.t.symbol_table.get_sym_table()[i])

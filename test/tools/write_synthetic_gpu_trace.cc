@@ -1,19 +1,21 @@
-// Writes a Chrome trace with known GPU activity through the real ChromeTraceSink, for readers
-// that need kernels (HTA's kernel and idle-time analyses) on machines without a GPU:
+// Writes a trace with known GPU activity through a real sink, for readers that need kernels
+// (HTA's kernel and idle-time analyses, TensorBoard, XProf) on machines without a GPU:
 // three ProfilerSteps of 20 launches each on one thread, alternating a 20 us "gemm_kernel" and a
 // 3 us "relu_kernel" on stream 7, each starting 6 us after its cudaLaunchKernel began, launches
-// 30 us apart.
+// 30 us apart. Each step: 600 us, GPU busy 230 us (38.3 %), one 599 us "forward" range.
 //
-//   write_synthetic_gpu_trace PATH
+//   write_synthetic_gpu_trace SINK=VALUE     e.g. chrome=trace.json, tensorboard=logdir
 #include <cstdio>
+#include <memory>
+#include <string>
 #include <vector>
 
-#include "sinks/chrome_trace_sink.h"
+#include "core/sink_registry.h"
 
 int main(int argc, char** argv) {
   using namespace gpuprobe;
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s PATH\n", argv[0]);
+    std::fprintf(stderr, "usage: %s SINK=VALUE\n", argv[0]);
     return 2;
   }
   TraceInfo info;
@@ -71,12 +73,19 @@ int main(int argc, char** argv) {
   for (const GpuActivity& a : activities) {
     events.push_back(Event::from_gpu(a));
   }
-  sinks::ChromeTraceSink sink(argv[1]);
+  const std::string config = argv[1];
+  const std::size_t eq = config.find('=');
+  std::unique_ptr<Sink> sink;
+  if (eq == std::string::npos ||
+      !core::SinkRegistry::get().create(config.substr(0, eq), config.substr(eq + 1), &sink).ok()) {
+    std::fprintf(stderr, "not a sink: %s\n", argv[1]);
+    return 2;
+  }
   Stats stats;
   stats.threads = threads;
   stats.gpu.status = "cupti";
-  const bool ok = sink.open(info).ok() &&
-                  sink.write(EventBatch{events.data(), events.size(), &time, &threads}).ok() &&
-                  sink.close(stats, time).ok();
+  const bool ok = sink->open(info).ok() &&
+                  sink->write(EventBatch{events.data(), events.size(), &time, &threads}).ok() &&
+                  sink->close(stats, time).ok();
   return ok ? 0 : 1;
 }
