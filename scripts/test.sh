@@ -18,7 +18,7 @@ skips=0
 run_python_tests() {
   echo "=== python: readers from PyPI in .venv"
   if [ ! -x .venv/bin/python ]; then python3 -m venv .venv || return 1; fi
-  .venv/bin/pip install -q --disable-pip-version-check pytest traceinsight || return 1
+  .venv/bin/pip install -q --disable-pip-version-check pytest traceinsight tensorboard xprof torch-tb-profiler || return 1
   if [ ! -x build/examples/demo ]; then
     cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build build || return 1
   fi
