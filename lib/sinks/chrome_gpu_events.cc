@@ -60,6 +60,16 @@ const char* chrome_gpu_category(GpuActivityKind kind) {
   return "gpu";
 }
 
+bool gpu_kind_of_category(std::string_view category, GpuActivityKind* kind) {
+  for (int k = 0; k <= static_cast<int>(GpuActivityKind::kOverhead); ++k) {
+    if (category == chrome_gpu_category(static_cast<GpuActivityKind>(k))) {
+      *kind = static_cast<GpuActivityKind>(k);
+      return true;
+    }
+  }
+  return false;
+}
+
 bool starts_flow(const char* api_name) {
   static constexpr const char* kPrefixes[] = {"cudaLaunch",
                                               "cuLaunch",

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "gpuprobe/gpu_activity.hpp"
 #include "gpuprobe/sink.hpp"
@@ -13,6 +14,9 @@ namespace gpuprobe::sinks {
 
 // Kineto's `cat` for a kind ("kernel", "gpu_memcpy", "cuda_runtime", ...).
 const char* chrome_gpu_category(GpuActivityKind kind);
+
+// The kind whose chrome_gpu_category() is `category`; false for other categories.
+bool gpu_kind_of_category(std::string_view category, GpuActivityKind* kind);
 
 // True for API calls that launch or wait for GPU work (kernel launches, graph launches, copies,
 // sets, synchronizations): they start an "ac2g" flow.

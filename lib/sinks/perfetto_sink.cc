@@ -42,6 +42,10 @@ std::uint64_t api_track(std::int64_t tid) {
 std::uint64_t counter_uuid(std::size_t index) { return (std::uint64_t{5} << 56) + index; }
 constexpr std::uint64_t kOverheadTrack = std::uint64_t{6} << 56;
 
+// GPU work and API calls carry Kineto's categories ("kernel", "gpu_memcpy", "cuda_runtime", ...),
+// interned under these keys, past gpuprobe's own categories (0-31).
+constexpr int kGpuCategories = 100;
+
 std::int64_t read_clock(clockid_t id) {
   timespec ts;
   clock_gettime(id, &ts);
@@ -229,7 +233,12 @@ void PerfettoSink::track_event(Sequence& seq, std::int64_t wall_ns, int type, st
     const auto [it, inserted] = seq.categories.try_emplace(category, seq.categories.size() + 1);
     category_iid = it->second;
     new_category = inserted;
-    if (inserted) category_name = core::category_name(static_cast<Category>(category));
+    if (inserted) {
+      category_name =
+          category >= kGpuCategories
+              ? chrome_gpu_category(static_cast<GpuActivityKind>(category - kGpuCategories))
+              : core::category_name(static_cast<Category>(category));
+    }
   }
   if (annotations.empty() && flow == 0 && terminating_flow == 0 && !new_name && !new_category &&
       wall_ns >= base_ns_ && (name == nullptr || intern_name)) {
@@ -408,7 +417,7 @@ void PerfettoSink::write_gpu_event(const GpuActivity& a, const TimeBase& time) {
   if (a.range != nullptr) args.push_back({"range", Annotation::kString, 0, 0, a.range->name});
   static const std::vector<Annotation> kNone;
   track_event(process_seq_, time.wall_ns(a.start), event::kSliceBegin, track, a.name, true,
-              static_cast<int>(Category::kCuda), args, flow, terminating, nullptr);
+              kGpuCategories + static_cast<int>(a.kind), args, flow, terminating, nullptr);
   track_event(process_seq_, time.wall_ns(a.end), event::kSliceEnd, track, nullptr, false, -1, kNone,
               0, 0, nullptr);
 }

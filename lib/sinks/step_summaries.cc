@@ -87,6 +87,7 @@ void StepSummaries::add(const EventBatch& batch) {
       gpu_seen_ = true;
       const std::int64_t start = time.wall_ns(a.start), end = time.wall_ns(a.end);
       gpu_watermark_ = std::max(gpu_watermark_, end);
+      first_ns_ = std::min(first_ns_, start);
       if (end <= last_end_ns_) {
         ++late_;
         continue;
@@ -95,8 +96,9 @@ void StepSummaries::add(const EventBatch& batch) {
       continue;
     }
     if (e.type != EventType::kRange) continue;
-    const std::int64_t end = time.wall_ns(e.end);
+    const std::int64_t begin = time.wall_ns(e.begin), end = time.wall_ns(e.end);
     cpu_watermark_ = std::max(cpu_watermark_, end);
+    first_ns_ = std::min(first_ns_, begin);
     if (e.site->category == Category::kStep) {
       steps_[end] = {static_cast<std::int64_t>(e.value), time.wall_ns(e.begin), batches_};
       continue;
@@ -110,7 +112,7 @@ void StepSummaries::add(const EventBatch& batch) {
       ++samples_dropped_;
       continue;
     }
-    samples_.push_back({name, end, end - time.wall_ns(e.begin)});
+    samples_.push_back({name, end, end - begin});
   }
   std::uint64_t dropped = 0;
   for (const ThreadInfo& t : *batch.threads) dropped += t.dropped;
@@ -133,7 +135,7 @@ std::vector<StepSummary> StepSummaries::take_ready(bool final) {
     // No step was ever marked: the whole session is step 0.
     std::int64_t end = cpu_watermark_;
     for (const GpuInterval& g : gpu_) end = std::max(end, g.end_ns);
-    ready.push_back(summarize(0, last_end_ns_, end));
+    ready.push_back(summarize(0, first_ns_, end));
   }
   return ready;
 }

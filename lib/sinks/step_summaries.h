@@ -9,6 +9,7 @@
 // step's end or the trace has moved a second past it (an idle GPU sends nothing).
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -52,7 +53,6 @@ class StepSummaries {
   explicit StepSummaries(std::size_t max_samples = std::size_t{1} << 21,
                          std::size_t max_names = 256);
 
-  void start(std::int64_t session_start_ns) { last_end_ns_ = session_start_ns; }
   void add(const EventBatch& batch);
   // Summaries of the steps whose events have all arrived, oldest first. `final` (the session
   // ended) takes every step; if no step was ever marked, the whole session is one step, 0.
@@ -92,7 +92,8 @@ class StepSummaries {
   std::uint64_t batches_ = 0;
   bool gpu_seen_ = false;
   std::int64_t gpu_watermark_ = 0, cpu_watermark_ = 0;
-  std::int64_t last_end_ns_ = 0;
+  std::int64_t last_end_ns_ = INT64_MIN;  // the end of the last step summarized
+  std::int64_t first_ns_ = INT64_MAX;     // the earliest start seen
   std::int64_t last_step_ = -1;
   std::uint64_t dropped_total_ = 0, dropped_reported_ = 0;
   std::uint64_t samples_dropped_ = 0, late_ = 0;

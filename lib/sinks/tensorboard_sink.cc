@@ -106,7 +106,6 @@ Status TensorBoardSink::open(const TraceInfo& info) {
   w.double_value(event::kWallTime, static_cast<double>(info.start_wall_ns) * 1e-9);
   w.bytes(event::kFileVersion, "brain.Event:2");
   w.message(event::kSourceMetadata, [](ProtoWriter& m) { m.bytes(1, "gpuprobe"); });
-  summaries_.start(info.start_wall_ns);
   xspace_.start(info);
   return write_record(first);
 }

@@ -232,7 +232,6 @@ TEST_CASE("per-step scalars and histograms, and an XSpace of the timeline") {
 TEST_CASE("a step waits for GPU records that reach its end, and for a later batch") {
   Synthetic t;
   sinks::StepSummaries summaries;
-  summaries.start(Synthetic::kStart);
   // Step 0's record and its ranges, without its kernel yet.
   std::vector<Event> first(t.events.begin(), t.events.begin() + 11);
   summaries.add(EventBatch{first.data(), first.size(), &t.time, &t.threads});
@@ -260,7 +259,6 @@ TEST_CASE("without steps the session is one step; unwritable log directories are
   Synthetic t;
   std::vector<Event> ranges(t.events.begin(), t.events.begin() + 10);
   sinks::StepSummaries summaries(4, 1);
-  summaries.start(Synthetic::kStart);
   summaries.add(EventBatch{ranges.data(), ranges.size(), &t.time, &t.threads});
   std::vector<Event> other = {Event{EventType::kRange, 0, &kLoad, 10, 20, 0.0}};
   summaries.add(EventBatch{other.data(), other.size(), &t.time, &t.threads});

@@ -1,0 +1,423 @@
+#include "readers/chrome_trace_reader.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "readers/json_cursor.h"
+#include "readers/trace_builder.h"
+#include "sinks/chrome_gpu_events.h"
+
+namespace gpuprobe::readers {
+namespace {
+
+// One event object, fields kept as read; reused from event to event.
+struct ChromeEvent {
+  std::string ph, name, cat;
+  double ts = 0, dur = 0;
+  bool has_ts = false;
+  std::int64_t pid = 0, tid = 0;
+  std::vector<std::pair<std::string, double>> numbers;  // numeric args
+  std::vector<std::pair<std::string, std::string>> strings;  // string args
+  std::int32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+
+  void clear() {
+    ph.clear();
+    name.clear();
+    cat.clear();
+    ts = dur = 0;
+    has_ts = false;
+    pid = tid = 0;
+    numbers.clear();
+    strings.clear();
+    std::memset(grid, 0, sizeof grid);
+    std::memset(block, 0, sizeof block);
+  }
+  double number(const char* key, double fallback = 0) const {
+    for (const auto& [k, v] : numbers) {
+      if (k == key) return v;
+    }
+    return fallback;
+  }
+  const std::string* string(const char* key) const {
+    for (const auto& [k, v] : strings) {
+      if (k == key) return &v;
+    }
+    return nullptr;
+  }
+};
+
+// Kineto names threads "thread <tid> (<name>)"; gpuprobe's own files say the name alone too.
+std::string plain_thread_name(const std::string& name, std::int64_t tid) {
+  const std::string prefix = "thread " + std::to_string(tid) + " (";
+  if (name.size() > prefix.size() + 1 && name.compare(0, prefix.size(), prefix) == 0 &&
+      name.back() == ')') {
+    return name.substr(prefix.size(), name.size() - prefix.size() - 1);
+  }
+  return name;
+}
+
+class ChromeReader {
+ public:
+  ChromeReader(ByteSource& in, Sink& sink, const ProgressFn& progress)
+      : in_(in), json_(in), builder_(sink), progress_(progress) {}
+
+  Status run() {
+    Status s = read_top();
+    if (s.ok() && json_.peek() >= 0) s = json_.error("the end of the file after the trace");
+    if (!builder_.is_open()) {
+      const Status opened = builder_.open(info_);
+      if (s.ok()) s = opened;
+    }
+    const Status closed = builder_.finish(stats_);
+    return s.ok() ? closed : s;
+  }
+
+ private:
+  Status read_top() {
+    if (json_.peek() == '[') return read_events();  // the bare-array form of the format
+    if (Status s = json_.expect('{', "'{' or '[' starting a Chrome trace"); !s.ok()) return s;
+    if (json_.consume('}')) return {};
+    std::string key;
+    for (;;) {
+      Status s = json_.string(&key);
+      if (s.ok()) s = json_.expect(':', "':'");
+      if (!s.ok()) return s;
+      if (key == "traceEvents") {
+        s = read_events();
+      } else if (key == "deviceProperties") {
+        s = read_devices();
+      } else if (key == "distributedInfo") {
+        s = read_object([&](const std::string& k) -> Status {
+          double v;
+          if (k != "rank" && k != "world_size") return json_.skip_value();
+          if (Status n = json_.number(&v); !n.ok()) return n;
+          (k == "rank" ? info_.rank : info_.world_size) = static_cast<int>(v);
+          return {};
+        });
+      } else if (key == "baseTimeNanoseconds") {
+        std::string text;
+        double v;
+        s = json_.number(&v, &text);
+        base_ns_ = std::strtoll(text.c_str(), nullptr, 10);
+      } else if (key == "gpuprobe") {
+        s = read_gpuprobe_stats();
+      } else {
+        s = json_.skip_value();
+      }
+      if (!s.ok()) return s;
+      bool more;
+      if (!(s = json_.next('}', &more)).ok()) return s;
+      if (!more) return {};
+    }
+  }
+
+  template <class OnKey>
+  Status read_object(OnKey on_key) {
+    if (Status s = json_.expect('{', "'{'"); !s.ok()) return s;
+    if (json_.consume('}')) return {};
+    std::string key;
+    for (;;) {
+      Status s = json_.string(&key);
+      if (s.ok()) s = json_.expect(':', "':'");
+      if (s.ok()) s = on_key(key);
+      if (!s.ok()) return s;
+      bool more;
+      if (!(s = json_.next('}', &more)).ok()) return s;
+      if (!more) return {};
+    }
+  }
+
+  template <class OnElement>
+  Status read_array(OnElement on_element) {
+    if (Status s = json_.expect('[', "'['"); !s.ok()) return s;
+    if (json_.consume(']')) return {};
+    for (;;) {
+      if (Status s = on_element(); !s.ok()) return s;
+      bool more;
+      if (Status s = json_.next(']', &more); !s.ok()) return s;
+      if (!more) return {};
+    }
+  }
+
+  Status read_int(std::int64_t* out) {
+    double v;
+    std::string text;
+    if (Status s = json_.number(&v, &text); !s.ok()) return s;
+    *out = text.find_first_of(".eE") == std::string::npos ? std::strtoll(text.c_str(), nullptr, 10)
+                                                          : static_cast<std::int64_t>(v);
+    return {};
+  }
+
+  Status read_devices() {
+    return read_array([&]() {
+      DeviceInfo d;
+      const Status s = read_object([&](const std::string& k) -> Status {
+        if (k == "name") return json_.string(&d.name);
+        std::int64_t v = 0;
+        if (json_.peek() != '-' && (json_.peek() < '0' || json_.peek() > '9'))
+          return json_.skip_value();
+        if (Status n = read_int(&v); !n.ok()) return n;
+        const int i = static_cast<int>(v);
+        if (k == "id") d.id = i;
+        if (k == "totalGlobalMem") d.total_global_mem = static_cast<std::uint64_t>(v);
+        if (k == "computeMajor") d.compute_major = i;
+        if (k == "computeMinor") d.compute_minor = i;
+        if (k == "numSms") d.num_sms = i;
+        if (k == "warpSize") d.warp_size = i;
+        if (k == "maxThreadsPerBlock") d.max_threads_per_block = i;
+        if (k == "sharedMemPerBlock") d.shared_mem_per_block = i;
+        return {};
+      });
+      info_.devices.push_back(std::move(d));
+      return s;
+    });
+  }
+
+  Status read_gpuprobe_stats() {
+    return read_object([&](const std::string& k) -> Status {
+      std::int64_t v = 0;
+      if (k == "threads") {
+        return read_array([&]() {
+          ThreadInfo t;
+          const Status s = read_object([&](const std::string& tk) -> Status {
+            if (tk == "name") return json_.string(&t.name);
+            std::int64_t n = 0;
+            if (Status r = read_int(&n); !r.ok()) return r;
+            if (tk == "tid") t.os_tid = n;
+            if (tk == "written") t.written = static_cast<std::uint64_t>(n);
+            if (tk == "dropped") t.dropped = static_cast<std::uint64_t>(n);
+            if (tk == "peak_fill") t.peak_fill = static_cast<std::uint64_t>(n);
+            return {};
+          });
+          stats_.threads.push_back(std::move(t));
+          return s;
+        });
+      }
+      if (k == "gpu") {
+        return read_object([&](const std::string& gk) -> Status {
+          if (gk == "status") return json_.string(&stats_.gpu.status);
+          std::int64_t n = 0;
+          if (Status r = read_int(&n); !r.ok()) return r;
+          const auto u = static_cast<std::uint64_t>(n);
+          if (gk == "records") stats_.gpu.records = u;
+          if (gk == "dropped") stats_.gpu.dropped = u;
+          if (gk == "buffers_exhausted") stats_.gpu.buffers_exhausted = u;
+          if (gk == "filtered") stats_.gpu.filtered = u;
+          if (gk == "starts_before_launch") stats_.gpu.starts_before_launch = u;
+          if (gk == "attributed") stats_.gpu.attributed = u;
+          if (gk == "unattributed") stats_.gpu.unattributed = u;
+          if (gk == "untimed") stats_.gpu.untimed = u;
+          return {};
+        });
+      }
+      if (k != "events_dropped" && k != "ring_capacity" && k != "names_overflowed")
+        return json_.skip_value();
+      if (Status r = read_int(&v); !r.ok()) return r;
+      const auto u = static_cast<std::uint64_t>(v);
+      if (k == "events_dropped") stats_.dropped = u;
+      if (k == "ring_capacity") stats_.ring_capacity = u;
+      if (k == "names_overflowed") stats_.names_overflowed = u;
+      return {};
+    });
+  }
+
+  // pid and tid are numbers in most traces, strings in some: strings get a stable number.
+  Status read_id(std::int64_t* out) {
+    if (json_.peek() != '"') return read_int(out);
+    std::string text;
+    if (Status s = json_.string(&text); !s.ok()) return s;
+    *out = static_cast<std::int64_t>(std::hash<std::string>()(text) & 0x7FFFFFFFFFFFull);
+    return {};
+  }
+
+  Status read_dim3(std::int32_t* out) {
+    int i = 0;
+    return read_array([&]() -> Status {
+      std::int64_t v = 0;
+      if (Status s = read_int(&v); !s.ok()) return s;
+      if (i < 3) out[i] = static_cast<std::int32_t>(v);
+      ++i;
+      return {};
+    });
+  }
+
+  Status read_args() {
+    return read_object([&](const std::string& k) -> Status {
+      const int c = json_.peek();
+      if (c == '"') {
+        ev_.strings.emplace_back(k, std::string());
+        return json_.string(&ev_.strings.back().second);
+      }
+      if (c == '-' || (c >= '0' && c <= '9')) {
+        double v;
+        if (Status s = json_.number(&v); !s.ok()) return s;
+        ev_.numbers.emplace_back(k, v);
+        return {};
+      }
+      if (c == '[' && (k == "grid" || k == "block")) return read_dim3(k == "grid" ? ev_.grid : ev_.block);
+      return json_.skip_value();
+    });
+  }
+
+  Status read_event() {
+    ev_.clear();
+    return read_object([&](const std::string& k) -> Status {
+      if (k == "ph") return json_.string(&ev_.ph);
+      if (k == "name") return json_.peek() == '"' ? json_.string(&ev_.name) : json_.skip_value();
+      if (k == "cat") return json_.peek() == '"' ? json_.string(&ev_.cat) : json_.skip_value();
+      if (k == "ts") {
+        ev_.has_ts = true;
+        return json_.number(&ev_.ts);
+      }
+      if (k == "dur") return json_.number(&ev_.dur);
+      if (k == "pid") return read_id(&ev_.pid);
+      if (k == "tid") return read_id(&ev_.tid);
+      if (k == "args") return read_args();
+      return json_.skip_value();
+    });
+  }
+
+  std::int64_t wall_ns(double micros) const {
+    return base_ns_ + static_cast<std::int64_t>(std::llround(micros * 1000.0));
+  }
+
+  Status read_events() {
+    return read_array([&]() -> Status {
+      const std::uint64_t at = json_.offset();
+      if (Status s = read_event(); !s.ok()) return s;
+      if (!builder_.is_open() && ev_.ph != "M") {
+        info_.start_wall_ns = wall_ns(ev_.ts);  // the first event's: files say no better
+        info_.pid = ev_.pid;
+        if (Status s = builder_.open(info_); !s.ok()) return s;
+      }
+      if (Status s = emit(at); !s.ok()) return s;
+      if (progress_ && (++seen_ & 0xFFFF) == 0) progress_(in_.progress(), builder_.events());
+      return {};
+    });
+  }
+
+  Status bad_event(std::uint64_t at, const std::string& what) const {
+    return Status::Error(in_.name() + ": byte " + std::to_string(at) + ": expected " + what);
+  }
+
+  Status emit(std::uint64_t at) {
+    const std::string& ph = ev_.ph;
+    if (ph == "M") {
+      const std::string* name = ev_.string("name");
+      if (name == nullptr) return {};
+      if (ev_.name == "thread_name") builder_.name_thread(ev_.pid, ev_.tid, plain_thread_name(*name, ev_.tid));
+      return {};
+    }
+    if (ph.empty()) return bad_event(at, "an event with a \"ph\" field");
+    if (ph == "s" || ph == "f" || ph == "t") return {};  // flows: drawn again from correlations
+    if (!ev_.has_ts) return bad_event(at, "an event with a \"ts\" field");
+    if (!std::isfinite(ev_.ts) || !std::isfinite(ev_.dur) || std::fabs(ev_.ts) > 1e15 ||
+        ev_.dur < 0 || ev_.dur > 1e13) {
+      return bad_event(at, "finite, non-negative times (\"ts\", \"dur\" in microseconds)");
+    }
+    const std::int64_t begin = wall_ns(ev_.ts);
+    if (ph == "X") {
+      const std::int64_t end = begin + static_cast<std::int64_t>(std::llround(ev_.dur * 1000.0));
+      GpuActivityKind kind;
+      if (sinks::gpu_kind_of_category(ev_.cat, &kind)) return emit_gpu(kind, begin, end);
+      const std::uint32_t thread = builder_.thread(ev_.pid, ev_.tid);
+      static constexpr char kStep[] = "ProfilerStep#";
+      if (ev_.name.compare(0, sizeof kStep - 1, kStep) == 0) {
+        const char* digits = ev_.name.c_str() + sizeof kStep - 1;
+        char* end_digits = nullptr;
+        const long long n = std::strtoll(digits, &end_digits, 10);
+        if (end_digits != digits && *end_digits == '\0') return builder_.step(thread, n, begin, end);
+      }
+      return builder_.range(thread, builder_.site(ev_.name, category_from_name(ev_.cat)), begin, end);
+    }
+    const std::uint32_t thread = builder_.thread(ev_.pid, ev_.tid);
+    if (ph == "B") {
+      auto& stack = open_[{ev_.pid, ev_.tid}];
+      if (stack.size() >= 1024) return bad_event(at, "at most 1024 nested \"B\" events per thread");
+      stack.push_back({builder_.site(ev_.name, category_from_name(ev_.cat)), begin});
+      return {};
+    }
+    if (ph == "E") {
+      auto& stack = open_[{ev_.pid, ev_.tid}];
+      if (stack.empty()) return {};  // its "B" came before the trace started
+      const auto [site, from] = stack.back();
+      stack.pop_back();
+      return builder_.range(thread, site, from, begin);
+    }
+    if (ph == "i" || ph == "I" || ph == "R" || ph == "n") {
+      return builder_.instant(thread, builder_.site(ev_.name, category_from_name(ev_.cat)), begin);
+    }
+    if (ph == "C") {
+      for (const auto& [key, value] : ev_.numbers) {
+        const std::string series = key == ev_.name ? ev_.name : ev_.name + "." + key;
+        if (Status s = builder_.counter(thread, builder_.site(series, category_from_name(ev_.cat)),
+                                        begin, value);
+            !s.ok())
+          return s;
+      }
+      return {};
+    }
+    ++skipped_;  // async, object and other phases: not part of gpuprobe's model
+    return {};
+  }
+
+  Status emit_gpu(GpuActivityKind kind, std::int64_t begin, std::int64_t end) {
+    GpuActivity& a = builder_.gpu();
+    a.kind = kind;
+    a.name = builder_.text(ev_.name);
+    a.correlation = static_cast<std::uint32_t>(ev_.number("correlation"));
+    const bool api = kind == GpuActivityKind::kRuntimeApi || kind == GpuActivityKind::kDriverApi;
+    if (api) {
+      builder_.thread(ev_.pid, ev_.tid);  // shown among the thread's ranges
+      a.os_tid = ev_.tid;
+      a.thread_id = static_cast<std::uint32_t>(ev_.tid);
+      a.process_id = static_cast<std::uint32_t>(ev_.pid);
+      a.cbid = static_cast<std::uint32_t>(ev_.number("cbid"));
+    } else {
+      a.device = static_cast<std::uint32_t>(ev_.number("device", static_cast<double>(ev_.pid)));
+      a.stream = static_cast<std::uint32_t>(ev_.number("stream", static_cast<double>(ev_.tid)));
+      a.context = static_cast<std::uint32_t>(ev_.number("context"));
+    }
+    std::memcpy(a.grid, ev_.grid, sizeof a.grid);
+    std::memcpy(a.block, ev_.block, sizeof a.block);
+    a.registers_per_thread = static_cast<std::uint32_t>(ev_.number("registers per thread"));
+    a.static_shared_memory = static_cast<std::int32_t>(ev_.number("static shared memory"));
+    a.dynamic_shared_memory = static_cast<std::int32_t>(ev_.number("dynamic shared memory"));
+    a.bytes = static_cast<std::uint64_t>(ev_.number("bytes"));
+    a.declared_bytes = ev_.number("bytes moved (declared)");
+    a.declared_flops = ev_.number("flops (declared)");
+    a.graph_id = static_cast<std::uint32_t>(ev_.number("graph id"));
+    a.graph_node_id = static_cast<std::uint64_t>(ev_.number("graph node id"));
+    if (const std::string* range = ev_.string("range"))
+      a.range = builder_.site(*range, Category::kApp);
+    return builder_.commit_gpu(begin, end);
+  }
+
+  struct Open {
+    const CallSite* site;
+    std::int64_t begin;
+  };
+
+  ByteSource& in_;
+  JsonCursor json_;
+  TraceBuilder builder_;
+  const ProgressFn& progress_;
+  TraceInfo info_;
+  Stats stats_;
+  std::int64_t base_ns_ = 0;
+  ChromeEvent ev_;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<Open>> open_;
+  std::uint64_t seen_ = 0, skipped_ = 0;
+};
+
+}  // namespace
+
+Status read_chrome_trace(ByteSource& in, Sink& sink, const ProgressFn& progress) {
+  return ChromeReader(in, sink, progress).run();
+}
+
+}  // namespace gpuprobe::readers

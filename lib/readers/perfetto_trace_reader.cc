@@ -1,0 +1,477 @@
+#include "readers/perfetto_trace_reader.h"
+
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "readers/proto_view.h"
+#include "readers/trace_builder.h"
+#include "sinks/chrome_gpu_events.h"
+
+namespace gpuprobe::readers {
+namespace {
+
+// Field numbers, from Perfetto's protos (see third_party/perfetto/perfetto_trace.proto).
+namespace packet {
+constexpr std::uint32_t kTimestamp = 8, kTimestampClockId = 58, kSequenceId = 10,
+                        kClockSnapshot = 6, kTrackEvent = 11, kTrackDescriptor = 60,
+                        kInternedData = 12, kSequenceFlags = 13, kDefaults = 59;
+}
+namespace event {
+constexpr std::uint32_t kType = 9, kTrackUuid = 11, kNameIid = 10, kName = 23, kCategoryIids = 3,
+                        kCategories = 22, kCounterValue = 30, kDoubleCounterValue = 44,
+                        kDebugAnnotations = 4;
+constexpr int kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;
+}  // namespace event
+constexpr std::uint32_t kClockRealtime = 1, kClockBoottime = 6;
+constexpr std::size_t kMaxPacket = 64 << 20;
+constexpr std::size_t kMaxDepth = 1024;
+
+struct Annotation {
+  std::string name;
+  bool is_string = false;
+  double number = 0;
+  std::string text;
+};
+
+struct Track {
+  std::string name;
+  std::uint64_t parent = 0;
+  bool thread = false, process = false, counter = false;
+  std::int64_t pid = 0, tid = 0;
+};
+
+struct Sequence {
+  std::uint32_t default_clock = 0;
+  std::uint64_t default_track = 0;
+  std::unordered_map<std::uint64_t, std::string> names, categories, annotation_names;
+  std::map<std::uint32_t, std::pair<std::int64_t, std::int64_t>> clocks;  // id -> (value, realtime)
+};
+
+struct OpenSlice {
+  std::string name, category;
+  std::int64_t begin;
+  std::vector<Annotation> annotations;
+};
+
+class PerfettoReader {
+ public:
+  PerfettoReader(ByteSource& in, Sink& sink, const ProgressFn& progress)
+      : in_(in), builder_(sink), progress_(progress) {}
+
+  Status run() {
+    Status s = read_packets();
+    if (!builder_.is_open()) {
+      const Status opened = builder_.open(info_);
+      if (s.ok()) s = opened;
+    }
+    const Status closed = builder_.finish(stats_);
+    return s.ok() ? closed : s;
+  }
+
+ private:
+  Status error_at(std::uint64_t at, const std::string& what) const {
+    return Status::Error(in_.name() + ": byte " + std::to_string(at) + ": expected " + what);
+  }
+
+  // A varint from the stream; false at a clean end of the file (before its first byte).
+  Status stream_varint(std::uint64_t* out, bool* end) {
+    *end = false;
+    std::uint64_t v = 0;
+    const std::uint64_t at = in_.offset();
+    for (int shift = 0; shift < 64; shift += 7) {
+      const int b = in_.get();
+      if (b < 0) {
+        if (shift == 0) {
+          *end = true;
+          return in_.status();
+        }
+        return in_.status().ok() ? error_at(at, "a complete varint, found the end of the file")
+                                 : in_.status();
+      }
+      v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
+      if ((b & 0x80) == 0) {
+        *out = v;
+        return {};
+      }
+    }
+    return error_at(at, "a varint of at most 10 bytes");
+  }
+
+  Status read_packets() {
+    std::string data;
+    for (;;) {
+      const std::uint64_t at = in_.offset();
+      std::uint64_t tag, length = 0;
+      bool end;
+      if (Status s = stream_varint(&tag, &end); !s.ok() || end) return s;
+      const int wire = static_cast<int>(tag & 7);
+      if (wire == 0) {
+        if (Status s = stream_varint(&length, &end); !s.ok() || end)
+          return s.ok() ? error_at(in_.offset(), "a varint value") : s;
+        continue;
+      }
+      if (wire == 1 || wire == 5) {
+        const std::size_t n = wire == 1 ? 8 : 4;
+        if (in_.skip(n) != n) return error_at(in_.offset(), "a fixed-size value");
+        continue;
+      }
+      if (wire != 2) {
+        return error_at(at, "a Trace field (a packet: field 1, length-delimited), found wire type " +
+                                std::to_string(wire));
+      }
+      if (Status s = stream_varint(&length, &end); !s.ok() || end)
+        return s.ok() ? error_at(in_.offset(), "a packet length") : s;
+      if (length > kMaxPacket) {
+        return error_at(at, "a packet of at most 64 MiB, found a length of " +
+                                std::to_string(length));
+      }
+      data.resize(length);
+      const std::size_t got = in_.read(data.data(), length);
+      if (got != length) {
+        if (!in_.status().ok()) return in_.status();
+        return error_at(in_.offset(), std::to_string(length) + " bytes of packet, found " +
+                                          std::to_string(got) + " (the file is truncated)");
+      }
+      if ((tag >> 3) != 1) continue;  // not a packet
+      if (Status s = read_packet(data, at); !s.ok()) return s;
+      if (progress_ && (++packets_ & 0xFFFF) == 0) progress_(in_.progress(), builder_.events());
+    }
+  }
+
+  std::int64_t to_realtime(const Sequence& seq, std::uint32_t clock, std::int64_t ts) const {
+    if (clock == kClockRealtime) return ts;
+    for (const auto* clocks : {&seq.clocks, &global_clocks_}) {
+      const auto it = clocks->find(clock);
+      if (it != clocks->end()) return ts - it->second.first + it->second.second;
+    }
+    return ts;  // no snapshot relates this clock to wall time: taken as it is
+  }
+
+  void read_clock_snapshot(std::string_view bytes,
+                           std::map<std::uint32_t, std::pair<std::int64_t, std::int64_t>>* out) {
+    std::map<std::uint32_t, std::int64_t> values;
+    ProtoView snap(bytes);
+    while (snap.next()) {
+      if (snap.field() != 1) continue;
+      ProtoView clock(snap.bytes());
+      std::uint32_t id = 0;
+      std::int64_t value = 0;
+      while (clock.next()) {
+        if (clock.field() == 1) id = static_cast<std::uint32_t>(clock.u64());
+        if (clock.field() == 2) value = clock.i64();
+      }
+      values[id] = value;
+    }
+    const auto real = values.find(kClockRealtime);
+    if (real == values.end()) return;
+    for (const auto& [id, value] : values) (*out)[id] = {value, real->second};
+  }
+
+  void read_interned(Sequence& seq, std::string_view bytes) {
+    ProtoView in(bytes);
+    while (in.next()) {
+      std::unordered_map<std::uint64_t, std::string>* table =
+          in.field() == 1 ? &seq.categories
+          : in.field() == 2 ? &seq.names
+          : in.field() == 3 ? &seq.annotation_names
+                            : nullptr;
+      if (table == nullptr) continue;
+      ProtoView entry(in.bytes());
+      std::uint64_t iid = 0;
+      std::string_view name;
+      while (entry.next()) {
+        if (entry.field() == 1) iid = entry.u64();
+        if (entry.field() == 2) name = entry.bytes();
+      }
+      (*table)[iid] = std::string(name);
+    }
+  }
+
+  void read_descriptor(std::string_view bytes) {
+    ProtoView d(bytes);
+    std::uint64_t uuid = 0;
+    Track t;
+    while (d.next()) {
+      switch (d.field()) {
+        case 1: uuid = d.u64(); break;
+        case 2: t.name = std::string(d.bytes()); break;
+        case 5: t.parent = d.u64(); break;
+        case 8: t.counter = true; break;
+        case 3:
+        case 4: {
+          const bool thread = d.field() == 4;
+          (thread ? t.thread : t.process) = true;
+          ProtoView p(d.bytes());
+          while (p.next()) {
+            if (p.field() == 1) t.pid = p.i64();
+            if (thread && p.field() == 2) t.tid = p.i64();
+            if ((thread && p.field() == 5) || (!thread && p.field() == 6))
+              t.name = std::string(p.bytes());
+          }
+          break;
+        }
+        default: break;
+      }
+    }
+    if (t.process && info_.pid == 0) {
+      info_.pid = t.pid;
+      info_.process_name = t.name;
+    }
+    if (t.thread) builder_.name_thread(t.pid, t.tid, t.name);
+    tracks_[uuid] = std::move(t);
+  }
+
+  Status read_packet(std::string_view bytes, std::uint64_t at) {
+    ProtoView p(bytes);
+    std::int64_t ts = 0;
+    bool has_ts = false;
+    std::uint32_t clock = 0, seq_id = 0, flags = 0;
+    std::string_view track_event, interned, snapshot, descriptor, defaults;
+    while (p.next()) {
+      switch (p.field()) {
+        case packet::kTimestamp: ts = p.i64(); has_ts = true; break;
+        case packet::kTimestampClockId: clock = static_cast<std::uint32_t>(p.u64()); break;
+        case packet::kSequenceId: seq_id = static_cast<std::uint32_t>(p.u64()); break;
+        case packet::kSequenceFlags: flags = static_cast<std::uint32_t>(p.u64()); break;
+        case packet::kTrackEvent: track_event = p.bytes(); break;
+        case packet::kInternedData: interned = p.bytes(); break;
+        case packet::kClockSnapshot: snapshot = p.bytes(); break;
+        case packet::kTrackDescriptor: descriptor = p.bytes(); break;
+        case packet::kDefaults: defaults = p.bytes(); break;
+        default: break;
+      }
+    }
+    if (!p.ok()) return error_at(at, "a well-formed TracePacket");
+    Sequence& seq = sequences_[seq_id];
+    if ((flags & 1) != 0) seq = Sequence();  // SEQ_INCREMENTAL_STATE_CLEARED
+    if (!snapshot.empty()) read_clock_snapshot(snapshot, seq_id == 0 ? &global_clocks_ : &seq.clocks);
+    if (!defaults.empty()) {
+      ProtoView d(defaults);
+      while (d.next()) {
+        if (d.field() == 58) seq.default_clock = static_cast<std::uint32_t>(d.u64());
+        if (d.field() == 11) {
+          ProtoView t(d.bytes());
+          while (t.next()) {
+            if (t.field() == 11) seq.default_track = t.u64();
+          }
+        }
+      }
+    }
+    if (!interned.empty()) read_interned(seq, interned);
+    if (!descriptor.empty()) read_descriptor(descriptor);
+    if (track_event.empty()) return {};
+    if (!has_ts) return error_at(at, "a timestamp on a packet with a track event");
+    if (clock == 0) clock = seq.default_clock != 0 ? seq.default_clock : kClockBoottime;
+    const std::int64_t wall = to_realtime(seq, clock, ts);
+    if (!builder_.is_open()) {
+      // gpuprobe's traces start each sequence's clock at the session's start.
+      const auto origin = seq.clocks.find(clock);
+      info_.start_wall_ns = origin != seq.clocks.end() && clock >= 64 ? origin->second.second : wall;
+      if (Status s = builder_.open(info_); !s.ok()) return s;
+    }
+    return read_track_event(seq, track_event, wall, at);
+  }
+
+  Status read_track_event(Sequence& seq, std::string_view bytes, std::int64_t wall,
+                          std::uint64_t at) {
+    ProtoView e(bytes);
+    int type = 0;
+    std::uint64_t track = seq.default_track;
+    std::string name, category;
+    double counter = 0;
+    std::vector<Annotation> annotations;
+    while (e.next()) {
+      switch (e.field()) {
+        case event::kType: type = static_cast<int>(e.u64()); break;
+        case event::kTrackUuid: track = e.u64(); break;
+        case event::kName: name = std::string(e.bytes()); break;
+        case event::kNameIid: {
+          const auto it = seq.names.find(e.u64());
+          if (it == seq.names.end()) return error_at(at, "an interned event name for iid " + std::to_string(e.u64()));
+          name = it->second;
+          break;
+        }
+        case event::kCategoryIids: {
+          const auto it = seq.categories.find(e.u64());
+          if (it != seq.categories.end() && category.empty()) category = it->second;
+          break;
+        }
+        case event::kCategories:
+          if (category.empty()) category = std::string(e.bytes());
+          break;
+        case event::kCounterValue: counter = static_cast<double>(e.i64()); break;
+        case event::kDoubleCounterValue: counter = e.f64(); break;
+        case event::kDebugAnnotations: annotations.push_back(read_annotation(seq, e.bytes())); break;
+        default: break;
+      }
+    }
+    if (!e.ok()) return error_at(at, "a well-formed TrackEvent");
+    switch (type) {
+      case event::kSliceBegin: {
+        auto& stack = open_[track];
+        if (stack.size() >= kMaxDepth) return error_at(at, "at most 1024 nested slices per track");
+        stack.push_back({std::move(name), std::move(category), wall, std::move(annotations)});
+        return {};
+      }
+      case event::kSliceEnd: {
+        auto& stack = open_[track];
+        if (stack.empty()) return {};  // its BEGIN came before the trace started
+        OpenSlice slice = std::move(stack.back());
+        stack.pop_back();
+        return emit_slice(track, slice, wall);
+      }
+      case event::kInstant:
+        if (name == "gpuprobe stats") {
+          read_stats(annotations);
+          return {};
+        }
+        return builder_.instant(thread_of(track), builder_.site(name, category_from_name(category)),
+                                wall);
+      case event::kCounter: {
+        const Track& t = tracks_[track];
+        return builder_.counter(counter_thread(), builder_.site(t.name, Category::kApp), wall,
+                                counter);
+      }
+      default:
+        return {};
+    }
+  }
+
+  Annotation read_annotation(const Sequence& seq, std::string_view bytes) {
+    Annotation a;
+    ProtoView d(bytes);
+    while (d.next()) {
+      switch (d.field()) {
+        case 1: {
+          const auto it = seq.annotation_names.find(d.u64());
+          if (it != seq.annotation_names.end()) a.name = it->second;
+          break;
+        }
+        case 10: a.name = std::string(d.bytes()); break;
+        case 2:
+        case 3: a.number = static_cast<double>(d.u64()); break;
+        case 4: a.number = static_cast<double>(d.i64()); break;
+        case 5: a.number = d.f64(); break;
+        case 6:
+          a.is_string = true;
+          a.text = std::string(d.bytes());
+          break;
+        default: break;
+      }
+    }
+    return a;
+  }
+
+  void read_stats(const std::vector<Annotation>& annotations) {
+    for (const Annotation& a : annotations) {
+      const auto u = static_cast<std::uint64_t>(a.number);
+      if (a.name == "events_dropped") stats_.dropped = u;
+      if (a.name == "ring_capacity") stats_.ring_capacity = u;
+      if (a.name == "names_overflowed") stats_.names_overflowed = u;
+      if (a.name == "gpu_status") stats_.gpu.status = a.text;
+      if (a.name == "gpu_records") stats_.gpu.records = u;
+      if (a.name == "gpu_dropped") stats_.gpu.dropped = u;
+    }
+  }
+
+  // Slices on a thread's track belong to that thread; those on other tracks (a process's, a
+  // producer's own) to a thread named after the track.
+  std::uint32_t thread_of(std::uint64_t uuid) {
+    const auto it = tracks_.find(uuid);
+    if (it != tracks_.end() && it->second.thread) return builder_.thread(it->second.pid, it->second.tid);
+    const std::int64_t tid = static_cast<std::int64_t>(uuid & 0x7FFFFFFFFFFFull);
+    const std::uint32_t thread = builder_.thread(info_.pid, tid);
+    if (it != tracks_.end() && !it->second.name.empty()) builder_.name_thread(info_.pid, tid, it->second.name);
+    return thread;
+  }
+
+  std::uint32_t counter_thread() {
+    builder_.name_thread(info_.pid, 0, "counters");
+    return builder_.thread(info_.pid, 0);
+  }
+
+  static double number(const std::vector<Annotation>& as, const char* name, double fallback = 0) {
+    for (const Annotation& a : as) {
+      if (a.name == name && !a.is_string) return a.number;
+    }
+    return fallback;
+  }
+
+  Status emit_slice(std::uint64_t track, OpenSlice& s, std::int64_t end) {
+    GpuActivityKind kind;
+    if (!sinks::gpu_kind_of_category(s.category, &kind)) {
+      const std::uint32_t thread = thread_of(track);
+      static constexpr char kStep[] = "ProfilerStep#";
+      if (s.name.compare(0, sizeof kStep - 1, kStep) == 0) {
+        const char* digits = s.name.c_str() + sizeof kStep - 1;
+        char* rest = nullptr;
+        const long long n = std::strtoll(digits, &rest, 10);
+        if (rest != digits && *rest == '\0') return builder_.step(thread, n, s.begin, end);
+      }
+      return builder_.range(thread, builder_.site(s.name, category_from_name(s.category)), s.begin,
+                            end);
+    }
+    const std::vector<Annotation>& as = s.annotations;
+    GpuActivity& a = builder_.gpu();
+    a.kind = kind;
+    a.name = builder_.text(s.name);
+    a.correlation = static_cast<std::uint32_t>(number(as, "correlation"));
+    if (kind == GpuActivityKind::kRuntimeApi || kind == GpuActivityKind::kDriverApi) {
+      const auto it = tracks_.find(track);
+      std::int64_t tid = 0;
+      if (it != tracks_.end() && it->second.thread) {
+        tid = it->second.tid;
+      } else if (it != tracks_.end()) {
+        // "CUDA API thread (CUPTI id N)" or "thread N": the id is the last number.
+        const std::string& n = it->second.name;
+        const std::size_t digits = n.find_last_of("0123456789");
+        std::size_t from = digits;
+        while (from != std::string::npos && from > 0 && n[from - 1] >= '0' && n[from - 1] <= '9') --from;
+        if (digits != std::string::npos) tid = std::strtoll(n.c_str() + from, nullptr, 10);
+      }
+      a.thread_id = static_cast<std::uint32_t>(tid);
+      a.os_tid = tid;
+      a.cbid = static_cast<std::uint32_t>(number(as, "cbid"));
+    } else {
+      a.device = static_cast<std::uint32_t>(number(as, "device"));
+      a.stream = static_cast<std::uint32_t>(number(as, "stream"));
+      a.grid[0] = static_cast<std::int32_t>(number(as, "grid.x"));
+      a.grid[1] = static_cast<std::int32_t>(number(as, "grid.y"));
+      a.grid[2] = static_cast<std::int32_t>(number(as, "grid.z"));
+      a.block[0] = static_cast<std::int32_t>(number(as, "block.x"));
+      a.block[1] = static_cast<std::int32_t>(number(as, "block.y"));
+      a.block[2] = static_cast<std::int32_t>(number(as, "block.z"));
+      a.registers_per_thread = static_cast<std::uint32_t>(number(as, "registers per thread"));
+      a.static_shared_memory = static_cast<std::int32_t>(number(as, "shared memory"));
+      a.bytes = static_cast<std::uint64_t>(number(as, "bytes"));
+      a.graph_id = static_cast<std::uint32_t>(number(as, "graph id"));
+      a.declared_bytes = number(as, "bytes moved (declared)");
+      a.declared_flops = number(as, "flops (declared)");
+    }
+    for (const Annotation& ann : as) {
+      if (ann.name == "range" && ann.is_string) a.range = builder_.site(ann.text, Category::kApp);
+    }
+    return builder_.commit_gpu(s.begin, end);
+  }
+
+  ByteSource& in_;
+  TraceBuilder builder_;
+  const ProgressFn& progress_;
+  TraceInfo info_;
+  Stats stats_;
+  std::unordered_map<std::uint32_t, Sequence> sequences_;
+  std::map<std::uint32_t, std::pair<std::int64_t, std::int64_t>> global_clocks_;
+  std::unordered_map<std::uint64_t, Track> tracks_;
+  std::unordered_map<std::uint64_t, std::vector<OpenSlice>> open_;
+  std::uint64_t packets_ = 0;
+};
+
+}  // namespace
+
+Status read_perfetto_trace(ByteSource& in, Sink& sink, const ProgressFn& progress) {
+  return PerfettoReader(in, sink, progress).run();
+}
+
+}  // namespace gpuprobe::readers

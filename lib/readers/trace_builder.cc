@@ -1,0 +1,136 @@
+#include "readers/trace_builder.h"
+
+#include "core/categories.h"
+#include "core/steps.h"
+
+namespace gpuprobe::readers {
+
+Category category_from_name(std::string_view name) {
+  if (name.empty() || name == "user_annotation") return Category::kApp;
+  if (name == "cpu_op" || name == "operator") return Category::kTorch;
+  if (name == "python_function") return Category::kPython;
+  return core::category_by_name(name).value_or(Category::kApp);
+}
+
+TraceBuilder::TraceBuilder(Sink& sink, std::size_t batch_size)
+    : sink_(sink), batch_size_(batch_size) {
+  events_batch_.reserve(batch_size_);
+  gpu_batch_.reserve(batch_size_);
+}
+
+Status TraceBuilder::open(const TraceInfo& info) {
+  origin_ns_ = info.start_wall_ns;
+  time_ = TimeBase(kOrigin, origin_ns_, 1.0);
+  open_ = true;
+  return sink_.open(info);
+}
+
+const CallSite* TraceBuilder::site(std::string_view name, Category category) {
+  const auto key = std::make_pair(std::string(name), category);
+  const auto it = site_ids_.find(key);
+  if (it != site_ids_.end()) return it->second;
+  const char* stored = text(name);
+  sites_.push_back(CallSite{stored, "", "", 0, 0, category});
+  site_ids_.emplace(key, &sites_.back());
+  return &sites_.back();
+}
+
+const char* TraceBuilder::text(std::string_view s) {
+  const auto it = text_ids_.find(s);
+  if (it != text_ids_.end()) return it->second;
+  texts_.emplace_back(s);
+  const std::string& stored = texts_.back();
+  text_ids_.emplace(stored, stored.c_str());
+  return stored.c_str();
+}
+
+std::uint32_t TraceBuilder::thread(std::int64_t pid, std::int64_t tid) {
+  const auto [it, inserted] =
+      thread_ids_.try_emplace({pid, tid}, static_cast<std::uint32_t>(threads_.size()));
+  if (inserted) {
+    ThreadInfo t;
+    t.os_tid = tid;
+    const auto named = thread_names_.find({pid, tid});
+    t.name = named != thread_names_.end() ? named->second : "thread " + std::to_string(tid);
+    threads_.push_back(std::move(t));
+  }
+  return it->second;
+}
+
+void TraceBuilder::name_thread(std::int64_t pid, std::int64_t tid, std::string name) {
+  const auto it = thread_ids_.find({pid, tid});
+  if (it != thread_ids_.end()) threads_[it->second].name = name;
+  thread_names_[{pid, tid}] = std::move(name);
+}
+
+Status TraceBuilder::push(Event e) {
+  events_batch_.push_back(e);
+  ++events_;
+  if (e.type != EventType::kGpu) threads_[e.thread].written++;
+  return events_batch_.size() >= batch_size_ ? flush() : Status();
+}
+
+Status TraceBuilder::flush() {
+  Status s;
+  if (!events_batch_.empty()) {
+    s = sink_.write(EventBatch{events_batch_.data(), events_batch_.size(), &time_, &threads_});
+  }
+  events_batch_.clear();
+  gpu_batch_.clear();
+  return s;
+}
+
+Status TraceBuilder::range(std::uint32_t thread, const CallSite* site, std::int64_t begin_ns,
+                           std::int64_t end_ns) {
+  return push(Event{EventType::kRange, thread, site, ticks(begin_ns), ticks(end_ns), 0.0});
+}
+
+Status TraceBuilder::step(std::uint32_t thread, std::int64_t number, std::int64_t begin_ns,
+                          std::int64_t end_ns) {
+  return push(Event{EventType::kRange, thread, &core::step_site(), ticks(begin_ns),
+                    ticks(end_ns), static_cast<double>(number)});
+}
+
+Status TraceBuilder::instant(std::uint32_t thread, const CallSite* site, std::int64_t ns) {
+  return push(Event{EventType::kInstant, thread, site, ticks(ns), ticks(ns), 0.0});
+}
+
+Status TraceBuilder::counter(std::uint32_t thread, const CallSite* site, std::int64_t ns,
+                             double value) {
+  return push(Event{EventType::kCounter, thread, site, ticks(ns), ticks(ns), value});
+}
+
+GpuActivity& TraceBuilder::gpu() {
+  // Never reallocates: flush() empties it whenever the event batch is full, and it holds at
+  // most one record per event.
+  gpu_batch_.emplace_back();
+  return gpu_batch_.back();
+}
+
+Status TraceBuilder::commit_gpu(std::int64_t start_ns, std::int64_t end_ns) {
+  GpuActivity& a = gpu_batch_.back();
+  a.start = ticks(start_ns);
+  a.end = ticks(end_ns);
+  return push(Event::from_gpu(a));
+}
+
+Status TraceBuilder::finish(Stats stats) {
+  Status s = flush();
+  // Thread names the file records at its end win over those known so far.
+  std::vector<ThreadInfo> threads = threads_;
+  for (ThreadInfo& t : threads) {
+    for (const ThreadInfo& recorded : stats.threads) {
+      if (recorded.os_tid == t.os_tid && !recorded.name.empty()) {
+        t.name = recorded.name;
+        t.dropped = recorded.dropped;
+        t.peak_fill = recorded.peak_fill;
+      }
+    }
+  }
+  stats.threads = std::move(threads);
+  stats.written = events_;
+  const Status closed = sink_.close(stats, time_);
+  return s.ok() ? closed : s;
+}
+
+}  // namespace gpuprobe::readers

@@ -1,0 +1,84 @@
+// What a trace reader hands to a Sink: the events it decodes, batched, with the names, threads
+// and GPU records they point to kept alive as the Sink interface requires. Times are wall-clock
+// nanoseconds; the batches' TimeBase maps them to ticks exactly (one tick per nanosecond,
+// counted from the trace's start, so doubles never round them).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "gpuprobe/sink.hpp"
+
+namespace gpuprobe::readers {
+
+// The category a trace file names: gpuprobe's own names, Kineto's "user_annotation" (app),
+// "cpu_op" (torch) and "python_function" (python); others are app.
+Category category_from_name(std::string_view name);
+
+class TraceBuilder {
+ public:
+  explicit TraceBuilder(Sink& sink, std::size_t batch_size = 1 << 16);
+
+  // Opens the sink; every other call comes after this.
+  Status open(const TraceInfo& info);
+  bool is_open() const noexcept { return open_; }
+
+  // A call site for `name` in `category`, alive as long as the builder.
+  const CallSite* site(std::string_view name, Category category);
+  // The thread index of (pid, tid), created on first use.
+  std::uint32_t thread(std::int64_t pid, std::int64_t tid);
+  // Names (pid, tid), whether or not it has had events yet.
+  void name_thread(std::int64_t pid, std::int64_t tid, std::string name);
+  // A name kept alive as long as the builder, for GpuActivity::name.
+  const char* text(std::string_view s);
+
+  Status range(std::uint32_t thread, const CallSite* site, std::int64_t begin_ns,
+               std::int64_t end_ns);
+  Status step(std::uint32_t thread, std::int64_t number, std::int64_t begin_ns,
+              std::int64_t end_ns);
+  Status instant(std::uint32_t thread, const CallSite* site, std::int64_t ns);
+  Status counter(std::uint32_t thread, const CallSite* site, std::int64_t ns, double value);
+  // GPU work or an API call: fill in the record returned by gpu(), then commit it.
+  GpuActivity& gpu();
+  Status commit_gpu(std::int64_t start_ns, std::int64_t end_ns);
+
+  // Flushes and closes the sink. `stats` comes from the file where it records them; the
+  // per-thread event counts are the builder's own.
+  Status finish(Stats stats);
+
+  std::uint64_t events() const noexcept { return events_; }
+
+ private:
+  std::uint64_t ticks(std::int64_t ns) const {
+    return kOrigin + static_cast<std::uint64_t>(ns - origin_ns_);
+  }
+  Status push(Event e);
+  Status flush();
+
+  static constexpr std::uint64_t kOrigin = std::uint64_t{1} << 62;
+
+  Sink& sink_;
+  std::size_t batch_size_;
+  bool open_ = false;
+  std::int64_t origin_ns_ = 0;
+  TimeBase time_;
+  std::vector<Event> events_batch_;
+  std::vector<GpuActivity> gpu_batch_;  // reserved to batch_size_: Event::gpu points into it
+  std::vector<ThreadInfo> threads_;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::uint32_t> thread_ids_;
+  // Names given before a thread's first event (or to threads that never have one).
+  std::map<std::pair<std::int64_t, std::int64_t>, std::string> thread_names_;
+  std::deque<CallSite> sites_;
+  std::map<std::pair<std::string, Category>, const CallSite*> site_ids_;
+  std::deque<std::string> texts_;
+  std::unordered_map<std::string_view, const char*> text_ids_;
+  std::uint64_t events_ = 0;
+};
+
+}  // namespace gpuprobe::readers

@@ -1,0 +1,328 @@
+// The trace readers: what the Chrome and Perfetto sinks write reads back event for event (times,
+// names, categories, threads, steps, counters, GPU records and their details, drops), plain and
+// gzipped; and corrupt or truncated input gives one error naming the byte offset, never a crash.
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "readers/byte_source.h"
+#include "readers/chrome_trace_reader.h"
+#include "readers/perfetto_trace_reader.h"
+#include "readers/trace_file.h"
+#include "sinks/chrome_trace_sink.h"
+#include "sinks/perfetto_sink.h"
+#include "support/catch.hpp"
+
+namespace gpuprobe {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every event as comparable text: "<kind> <where> <category> <name> <begin> <end> <value|details>".
+class RecordingSink : public Sink {
+ public:
+  Status open(const TraceInfo& info) override {
+    info_ = info;
+    return {};
+  }
+  Status write(const EventBatch& batch) override {
+    for (const Event& e : batch) {
+      const std::int64_t b = batch.time->wall_ns(e.begin), end = batch.time->wall_ns(e.end);
+      std::ostringstream line;
+      if (e.type == EventType::kGpu) {
+        const GpuActivity& a = *e.gpu;
+        line << "gpu" << static_cast<int>(a.kind) << " " << a.name << " " << b << " " << end
+             << " corr=" << a.correlation;
+        if (a.kind == GpuActivityKind::kRuntimeApi) {
+          line << " tid=" << a.os_tid << " cbid=" << a.cbid;
+        } else {
+          line << " dev=" << a.device << " stream=" << a.stream << " grid=" << a.grid[0] << ","
+               << a.grid[1] << "," << a.grid[2] << " block=" << a.block[0] << " regs="
+               << a.registers_per_thread << " bytes=" << a.bytes
+               << " range=" << (a.range != nullptr ? a.range->name : "-");
+        }
+      } else {
+        line << static_cast<int>(e.type) << " " << (*batch.threads)[e.thread].os_tid << " "
+             << static_cast<int>(e.site->category) << " "
+             << (e.site->category == Category::kStep ? "step" : e.site->name) << " " << b << " "
+             << end << " " << e.value;
+      }
+      lines_.push_back(line.str());
+    }
+    return {};
+  }
+  Status close(const Stats& stats, const TimeBase&) override {
+    stats_ = stats;
+    return {};
+  }
+
+  std::vector<std::string> sorted() const {
+    std::vector<std::string> v = lines_;
+    std::sort(v.begin(), v.end());
+    return v;
+  }
+  TraceInfo info_;
+  Stats stats_;
+  std::vector<std::string> lines_;
+};
+
+constexpr CallSite kOuter{"outer", "", "", 0, 0, Category::kApp};
+constexpr CallSite kInner{"inner \"quoted\" \xc3\xa9", "", "", 0, 0, Category::kTorch};
+constexpr CallSite kMark{"mark", "", "", 0, 0, Category::kGc};
+constexpr CallSite kDepth{"queue_depth", "", "", 0, 0, Category::kApp};
+constexpr CallSite kStep{"ProfilerStep", "", "", 0, 0, Category::kStep};
+
+struct Synthetic {
+  static constexpr std::int64_t kStart = 1'764'460'800'123'456'789;
+  TraceInfo info;
+  TimeBase time{0, kStart, 1.0};
+  std::vector<ThreadInfo> threads = std::vector<ThreadInfo>(2);
+  std::vector<GpuActivity> gpu;
+  std::vector<Event> events;
+  Stats stats;
+
+  Synthetic() {
+    info.pid = 900;
+    info.process_name = "synthetic";
+    info.start_wall_ns = kStart;
+    threads[0] = {901, "main", 0, 0, 0};
+    threads[1] = {902, "loader", 0, 3, 0};
+    gpu.resize(3);
+    gpu[0].kind = GpuActivityKind::kRuntimeApi;
+    gpu[0].name = "cudaLaunchKernel";
+    gpu[0].correlation = 7;
+    gpu[0].os_tid = gpu[0].thread_id = 901;
+    gpu[0].cbid = 211;
+    gpu[0].start = 1500;
+    gpu[0].end = 4000;
+    gpu[1].kind = GpuActivityKind::kKernel;
+    gpu[1].name = "gemm<float>(float*)";
+    gpu[1].correlation = 7;
+    gpu[1].device = 1;
+    gpu[1].stream = 13;
+    gpu[1].grid[0] = 64;
+    gpu[1].grid[1] = 2;
+    gpu[1].grid[2] = 1;
+    gpu[1].block[0] = 256;
+    gpu[1].registers_per_thread = 40;
+    gpu[1].range = &kOuter;
+    gpu[1].start = 5000;
+    gpu[1].end = 25123;
+    gpu[2].kind = GpuActivityKind::kMemcpy;
+    gpu[2].name = "Memcpy HtoD (Pinned -> Device)";
+    gpu[2].correlation = 8;
+    gpu[2].device = 1;
+    gpu[2].stream = 14;
+    gpu[2].bytes = 1 << 20;
+    gpu[2].start = 30000;
+    gpu[2].end = 31001;
+    events = {
+        Event{EventType::kRange, 0, &kInner, 1001, 9999, 0.0},
+        Event{EventType::kRange, 0, &kOuter, 1000, 20000, 0.0},
+        Event{EventType::kInstant, 1, &kMark, 12345, 12345, 0.0},
+        Event{EventType::kCounter, 1, &kDepth, 15000, 15000, 42.5},
+        Event{EventType::kRange, 0, &kStep, 0, 40000, 3.0},
+    };
+    for (const GpuActivity& a : gpu) events.push_back(Event::from_gpu(a));
+    stats.threads = threads;
+    stats.dropped = 3;
+    stats.gpu.status = "cupti";
+    stats.gpu.dropped = 2;
+  }
+
+  void write(Sink& sink) const {
+    REQUIRE(sink.open(info).ok());
+    REQUIRE(sink.write(EventBatch{events.data(), events.size(), &time, &threads}).ok());
+    REQUIRE(sink.close(stats, time).ok());
+  }
+};
+
+std::string temp_file(const std::string& name) {
+  return (fs::temp_directory_path() / (std::to_string(getpid()) + "_" + name)).string();
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> expected_lines() {
+  const Synthetic t;
+  RecordingSink direct;
+  t.write(direct);
+  return direct.sorted();
+}
+
+void check_round_trip(const std::string& path, bool perfetto) {
+  RecordingSink read;
+  readers::TraceFormat format;
+  const Status s = readers::read_trace_file(path, read, {}, &format);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  CHECK(format == (perfetto ? readers::TraceFormat::kPerfetto : readers::TraceFormat::kChrome));
+  std::vector<std::string> want = expected_lines();
+  std::vector<std::string> got = read.sorted();
+  if (perfetto) {
+    // Perfetto keeps counters on process-level tracks, not on the thread that set them.
+    for (std::string& line : want) {
+      if (line.rfind("2 902 ", 0) == 0) line.replace(0, 6, "2 0 ");
+    }
+    std::sort(want.begin(), want.end());
+  }
+  CHECK(got == want);
+  CHECK(read.info_.pid == 900);
+  CHECK(read.stats_.dropped == 3);
+  CHECK(read.stats_.gpu.dropped == 2);
+  bool named = false;
+  for (const ThreadInfo& t : read.stats_.threads) {
+    if (t.os_tid == 902) named = t.name == "loader";
+  }
+  CHECK(named);
+}
+
+TEST_CASE("Chrome traces read back event for event, plain and gzipped") {
+  for (const std::string name : {"rt.json", "rt.json.gz"}) {
+    const std::string path = temp_file(name);
+    {
+      sinks::ChromeTraceSink sink(path);
+      Synthetic().write(sink);
+    }
+    check_round_trip(path, false);
+    fs::remove(path);
+  }
+}
+
+TEST_CASE("Perfetto traces read back event for event, plain and gzipped") {
+  for (const std::string name : {"rt.pftrace", "rt.pftrace.gz"}) {
+    const std::string path = temp_file(name);
+    {
+      sinks::PerfettoSink sink(path);
+      Synthetic().write(sink);
+    }
+    check_round_trip(path, true);
+    fs::remove(path);
+  }
+}
+
+TEST_CASE("Kineto's forms: bare arrays, B/E pairs, string ids, counters with several series") {
+  const std::string json =
+      R"J([{"ph":"M","name":"thread_name","pid":1,"tid":2,"args":{"name":"thread 2 (worker)"}},
+          {"ph":"B","name":"a","cat":"cpu_op","pid":1,"tid":2,"ts":10.5},
+          {"ph":"B","name":"b","pid":1,"tid":2,"ts":11},
+          {"ph":"E","pid":1,"tid":2,"ts":12.25},
+          {"ph":"E","pid":1,"tid":2,"ts":20},
+          {"ph":"C","name":"mem","pid":1,"tid":"x","ts":13,"args":{"used":5,"free":7}},
+          {"ph":"X","name":"ProfilerStep#12","pid":1,"tid":2,"ts":10,"dur":30},
+          {"ph":"s","id":1,"pid":1,"tid":2,"ts":11}])J";
+  auto in = readers::ByteSource::from_memory(json, "k.json");
+  RecordingSink read;
+  const Status s = readers::read_chrome_trace(*in, read);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  const std::vector<std::string> got = read.sorted();
+  REQUIRE(got.size() == 5);
+  CHECK(got[0] == "0 2 0 b 11000 12250 0");
+  CHECK(got[1] == "0 2 1 step 10000 40000 12");
+  CHECK(got[2] == "0 2 3 a 10500 20000 0");
+  CHECK(got[3].rfind("2 ", 0) == 0);
+  CHECK(got[3].find("mem.free 13000 13000 7") != std::string::npos);
+  CHECK(got[4].find("mem.used 13000 13000 5") != std::string::npos);
+  CHECK(read.stats_.threads[0].name == "worker");
+}
+
+TEST_CASE("malformed JSON: one error with the file, the byte offset and what was expected") {
+  struct Case {
+    const char* json;
+    const char* message;
+  };
+  const Case cases[] = {
+      {R"({"traceEvents": [{"ph": "X", "ts": 1,)", "t.json: byte 37: expected a string, found the end of the file"},
+      {R"({"traceEvents": [{"ph": "X" "ts": 1}]})", "t.json: byte 28: expected ',' or '}', found '\"'"},
+      {R"({"traceEvents": [{"ph": "X", "ts": 1e999}]})", "t.json: byte 17: expected finite, non-negative times"},
+      {R"({"traceEvents": [{"ph": "X", "dur": 1}]})", "t.json: byte 17: expected an event with a \"ts\" field"},
+      {R"({"traceEvents": [{"ts": 1}]})", "t.json: byte 17: expected an event with a \"ph\" field"},
+      {R"({"traceEvents": []} x)", "t.json: byte 20: expected the end of the file after the trace, found 'x'"},
+      {"\x01", "t.json: byte 0: expected '{' or '[' starting a Chrome trace, found byte 0x01"},
+  };
+  for (const Case& c : cases) {
+    auto in = readers::ByteSource::from_memory(c.json, "t.json");
+    RecordingSink read;
+    const Status s = readers::read_chrome_trace(*in, read);
+    INFO(c.json << "\n" << s.message());
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.message().rfind(c.message, 0) == 0);
+  }
+}
+
+// Reads `data` with `read`, which must end, report success or one error naming a byte offset, and
+// close the sink either way.
+template <class Read>
+void read_survives(const std::string& data, Read read, int* errors) {
+  auto in = readers::ByteSource::from_memory(data, "f");
+  RecordingSink sink;
+  const Status s = read(*in, sink);
+  if (!s.ok()) {
+    ++*errors;
+    CHECK(s.message().rfind("f: byte ", 0) == 0);
+  }
+}
+
+TEST_CASE("every truncation and thousands of corruptions of real traces are rejected cleanly") {
+  const std::string chrome_path = temp_file("c.json"), perfetto_path = temp_file("p.pftrace");
+  {
+    sinks::ChromeTraceSink c(chrome_path);
+    Synthetic().write(c);
+    sinks::PerfettoSink p(perfetto_path);
+    Synthetic().write(p);
+  }
+  const std::string chrome = slurp(chrome_path), perfetto = slurp(perfetto_path);
+  fs::remove(chrome_path);
+  fs::remove(perfetto_path);
+  const auto read_chrome = [](readers::ByteSource& in, Sink& s) { return readers::read_chrome_trace(in, s); };
+  const auto read_perfetto = [](readers::ByteSource& in, Sink& s) { return readers::read_perfetto_trace(in, s); };
+
+  int errors = 0;
+  for (std::size_t n = 0; n < chrome.size(); ++n) read_survives(chrome.substr(0, n), read_chrome, &errors);
+  // Cut anywhere before its closing brace (the last byte is a newline), the JSON is incomplete.
+  CHECK(errors == static_cast<int>(chrome.size()) - 1);
+  errors = 0;
+  for (std::size_t n = 0; n < perfetto.size(); ++n) read_survives(perfetto.substr(0, n), read_perfetto, &errors);
+  CHECK(errors > static_cast<int>(perfetto.size()) / 2);  // cuts between packets are valid traces
+
+  std::mt19937 rng(12345);
+  for (int i = 0; i < 3000; ++i) {
+    std::string c = chrome, p = perfetto;
+    for (int k = 0; k < 3; ++k) {
+      c[rng() % c.size()] = static_cast<char>(rng());
+      p[rng() % p.size()] = static_cast<char>(rng());
+    }
+    read_survives(c, read_chrome, &errors);
+    read_survives(p, read_perfetto, &errors);
+  }
+}
+
+TEST_CASE("files that are not traces, or not there") {
+  RecordingSink sink;
+  Status s = readers::read_trace_file("/nonexistent/trace.json", sink);
+  CHECK(s.message().rfind("/nonexistent/trace.json: cannot open", 0) == 0);
+  const std::string path = temp_file("empty.json");
+  std::ofstream(path).close();
+  s = readers::read_trace_file(path, sink);
+  CHECK(s.message() == path + ": byte 0: expected a Chrome trace ('{' or '[') or a Perfetto trace (a packet, byte 0x0a), found an empty file");
+  fs::remove(path);
+  s = readers::read_trace_file(fs::temp_directory_path().string(), sink);
+  CHECK(s.message().find("not a regular file") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuprobe

@@ -1,0 +1,24 @@
+// `gpuprobe dump`: a Sink that prints every event as one line of text, in file order:
+// start (ms after the trace's start), duration, thread or GPU stream, category, name, details.
+#pragma once
+
+#include <cstdio>
+
+#include "gpuprobe/sink.hpp"
+
+namespace gpuprobe::tools {
+
+class TraceDumpSink : public Sink {
+ public:
+  explicit TraceDumpSink(std::FILE* out) : out_(out) {}
+
+  Status open(const TraceInfo& info) override;
+  Status write(const EventBatch& batch) override;
+  Status close(const Stats& stats, const TimeBase& time) override;
+
+ private:
+  std::FILE* out_;
+  std::int64_t start_ns_ = 0;
+};
+
+}  // namespace gpuprobe::tools

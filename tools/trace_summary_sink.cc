@@ -1,0 +1,94 @@
+#include "tools/trace_summary_sink.h"
+
+#include <algorithm>
+
+#include "core/categories.h"
+#include "sinks/chrome_gpu_events.h"
+
+namespace gpuprobe::tools {
+namespace {
+
+const char* kind_name(EventType type) {
+  switch (type) {
+    case EventType::kRange: return "ranges";
+    case EventType::kInstant: return "instants";
+    case EventType::kCounter: return "counter values";
+    case EventType::kGpu: return "gpu";
+  }
+  return "";
+}
+
+}  // namespace
+
+Status TraceSummarySink::open(const TraceInfo& info) {
+  info_ = info;
+  return {};
+}
+
+Status TraceSummarySink::write(const EventBatch& batch) {
+  for (const Event& e : batch) {
+    const std::int64_t begin = batch.time->wall_ns(e.begin), end = batch.time->wall_ns(e.end);
+    first_ns_ = std::min(first_ns_, begin);
+    last_ns_ = std::max(last_ns_, end);
+    if (e.type == EventType::kGpu) {
+      const GpuActivity& a = *e.gpu;
+      by_category_[sinks::chrome_gpu_category(a.kind)]++;
+      const bool work = a.kind == GpuActivityKind::kKernel || a.kind == GpuActivityKind::kMemcpy ||
+                        a.kind == GpuActivityKind::kMemset;
+      if (work) {
+        streams_[{a.device, a.stream}]++;
+        gpu_ns_ += static_cast<std::uint64_t>(std::max<std::int64_t>(end - begin, 0));
+      }
+      continue;
+    }
+    if (e.site->category == Category::kStep) {
+      ++steps_;
+      continue;
+    }
+    by_category_[core::category_name(e.site->category) + " " + kind_name(e.type)]++;
+  }
+  return {};
+}
+
+Status TraceSummarySink::close(const Stats& stats, const TimeBase&) {
+  std::FILE* o = out_;
+  const double span_ms = last_ns_ > first_ns_ ? static_cast<double>(last_ns_ - first_ns_) * 1e-6 : 0;
+  std::fprintf(o, "process      %s%spid %lld\n", info_.process_name.c_str(),
+               info_.process_name.empty() ? "" : ", ", static_cast<long long>(info_.pid));
+  if (info_.rank >= 0) std::fprintf(o, "rank         %d of %d\n", info_.rank, info_.world_size);
+  std::fprintf(o, "duration     %.3f ms\n", span_ms);
+  std::fprintf(o, "events       %llu\n", static_cast<unsigned long long>(stats.written));
+  std::fprintf(o, "steps        %llu\n", static_cast<unsigned long long>(steps_));
+  std::fprintf(o, "\nevents by category\n");
+  for (const auto& [name, count] : by_category_)
+    std::fprintf(o, "  %-30s %12llu\n", name.c_str(), static_cast<unsigned long long>(count));
+  std::fprintf(o, "\nthreads (%zu)\n", stats.threads.size());
+  for (const ThreadInfo& t : stats.threads) {
+    std::fprintf(o, "  %-30s tid %-8lld events %10llu  dropped %llu\n", t.name.c_str(),
+                 static_cast<long long>(t.os_tid), static_cast<unsigned long long>(t.written),
+                 static_cast<unsigned long long>(t.dropped));
+  }
+  if (!info_.devices.empty() || !streams_.empty()) {
+    std::fprintf(o, "\ndevices\n");
+    for (const DeviceInfo& d : info_.devices) {
+      std::fprintf(o, "  GPU %d: %s, %d SMs, compute %d.%d, %.1f GiB\n", d.id, d.name.c_str(),
+                   d.num_sms, d.compute_major, d.compute_minor,
+                   static_cast<double>(d.total_global_mem) / (1 << 30));
+    }
+    for (const auto& [key, count] : streams_) {
+      std::fprintf(o, "  GPU %u stream %-6u %10llu kernels, copies and sets\n", key.first,
+                   key.second, static_cast<unsigned long long>(count));
+    }
+    std::fprintf(o, "  GPU work, summed over streams: %.3f ms\n", static_cast<double>(gpu_ns_) * 1e-6);
+  }
+  std::fprintf(o, "\ndropped\n");
+  std::fprintf(o, "  events (full thread rings)   %llu\n",
+               static_cast<unsigned long long>(stats.dropped));
+  std::fprintf(o, "  GPU records (CUPTI, buffers) %llu\n",
+               static_cast<unsigned long long>(stats.gpu.dropped + stats.gpu.buffers_exhausted));
+  if (!stats.gpu.status.empty() && stats.gpu.status != "off")
+    std::fprintf(o, "  GPU tracing status           %s\n", stats.gpu.status.c_str());
+  return {};
+}
+
+}  // namespace gpuprobe::tools
