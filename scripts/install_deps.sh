@@ -10,6 +10,7 @@ packages=(
   nlohmann-json3-dev    # tests read our JSON back with an independent parser
   libprotobuf-dev protobuf-compiler  # tests decode our Perfetto traces with protoc's classes
   libbenchmark-dev      # bench/
+  clang libclang-rt-14-dev  # fuzz/: the trace readers' libFuzzer targets
   python3 python3-venv  # test/python: the readers of our formats, from PyPI
 )
 

@@ -2,13 +2,14 @@
 # Command 2 of the README: installs what is missing, then builds and runs every test three
 # times — a plain build, under ThreadSanitizer, under AddressSanitizer + UBSan — and checks the
 # outputs with the readers users open them with (Python tools from PyPI).
-#   scripts/test.sh [plain|thread|address+undefined|python ...]   (default: all four)
+# Then fuzzes each trace reader for a bounded time (fuzz/run.sh).
+#   scripts/test.sh [plain|thread|address+undefined|python|fuzz ...]   (default: all five)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh || exit 1
 
 configs=("$@")
-[ ${#configs[@]} -eq 0 ] && configs=(plain thread address+undefined python)
+[ ${#configs[@]} -eq 0 ] && configs=(plain thread address+undefined python fuzz)
 
 passed=0
 failed=0
@@ -26,6 +27,11 @@ run_python_tests() {
 }
 
 for config in "${configs[@]}"; do
+  if [ "$config" = fuzz ]; then
+    # Three readers' targets, 40 s each: a crash, leak, hang or runaway memory fails the run.
+    if fuzz/run.sh 40; then passed=$((passed + 3)); else failed=$((failed + 1)); fi
+    continue
+  fi
   if [ "$config" = python ]; then
     run_python_tests
     summary=$(tail -1 build/pytest.log 2>/dev/null)

@@ -100,6 +100,10 @@ int convert(const std::vector<std::string>& args) {
                  out.c_str());
     return 2;
   }
+  const std::filesystem::path parent = std::filesystem::path(out).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) return fail(Status::Error("cannot create directory '" + parent.string() + "': " + ec.message()));
   std::unique_ptr<Sink> sink;
   if (Status s = core::SinkRegistry::get().create(kind, out, &sink); !s.ok()) return fail(s);
   Progress progress("converting " + in);
@@ -108,7 +112,8 @@ int convert(const std::vector<std::string>& args) {
   progress.done();
   if (!s.ok()) {
     fail(s);
-    std::fprintf(stderr, "gpuprobe: %s holds the events read before the error\n", out.c_str());
+    if (std::filesystem::exists(out))
+      std::fprintf(stderr, "gpuprobe: %s holds the events read before the error\n", out.c_str());
     return 1;
   }
   std::printf("wrote %s (%s)\n", out.c_str(), kind.c_str());

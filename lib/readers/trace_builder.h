@@ -23,7 +23,7 @@ Category category_from_name(std::string_view name);
 
 class TraceBuilder {
  public:
-  explicit TraceBuilder(Sink& sink, std::size_t batch_size = 1 << 16);
+  explicit TraceBuilder(Sink& sink, std::size_t batch_size = 4096);
 
   // Opens the sink; every other call comes after this.
   Status open(const TraceInfo& info);

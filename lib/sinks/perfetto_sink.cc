@@ -79,10 +79,10 @@ Status PerfettoSink::open(const TraceInfo& info) {
     p.message(packet::kClockSnapshot, [&](ProtoWriter& c) {
       const std::pair<std::uint32_t, std::int64_t> clocks[] = {
           {kClockRealtime, realtime}, {kClockBoottime, boottime}, {kClockMonotonic, monotonic}};
-      for (const auto& [id, value] : clocks) {
+      for (const auto& clock : clocks) {
         c.message(1, [&](ProtoWriter& k) {
-          k.varint(1, id);
-          k.varint(2, static_cast<std::uint64_t>(value));
+          k.varint(1, clock.first);
+          k.varint(2, static_cast<std::uint64_t>(clock.second));
         });
       }
     });
@@ -265,11 +265,12 @@ void PerfettoSink::track_event(Sequence& seq, std::int64_t wall_ns, int type, st
       if (flow != 0) e.fixed64(event::kFlowIds, flow);
       if (terminating_flow != 0) e.fixed64(event::kTerminatingFlowIds, terminating_flow);
       for (const Annotation& a : annotations) {
-        const auto [it, inserted] =
+        const auto inserted =
             seq.annotation_names.try_emplace(a.name, seq.annotation_names.size() + 1);
-        if (inserted) new_annotations.emplace_back(a.name, it->second);
+        const std::uint64_t iid = inserted.first->second;
+        if (inserted.second) new_annotations.emplace_back(a.name, iid);
         e.message(event::kDebugAnnotations, [&](ProtoWriter& d) {
-          d.varint(1, it->second);
+          d.varint(1, iid);
           if (a.kind == Annotation::kInt) d.varint(4, static_cast<std::uint64_t>(a.i));
           if (a.kind == Annotation::kDouble) d.double_value(5, a.d);
           if (a.kind == Annotation::kString) d.bytes(6, a.s);
@@ -290,10 +291,10 @@ void PerfettoSink::track_event(Sequence& seq, std::int64_t wall_ns, int type, st
             n.bytes(2, name);
           });
         }
-        for (const auto& [text, iid] : new_annotations) {
+        for (const auto& annotation : new_annotations) {
           i.message(3, [&](ProtoWriter& n) {
-            n.varint(1, iid);
-            n.bytes(2, text);
+            n.varint(1, annotation.second);
+            n.bytes(2, annotation.first);
           });
         }
       });

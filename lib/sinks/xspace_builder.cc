@@ -233,23 +233,18 @@ std::string XSpaceBuilder::encode_plane_tail(const Plane& plane) const {
   std::string tail;
   std::vector<std::string> scratch(3);
   ProtoWriter w(&tail, &scratch);
-  for (const auto& [id, name] : events) {
-    w.message(xplane::kEventMetadata, [&](ProtoWriter& entry) {
-      entry.varint(1, static_cast<std::uint64_t>(id));
-      entry.message(2, [&](ProtoWriter& m) {
-        m.varint(1, static_cast<std::uint64_t>(id));
-        m.bytes(2, *name);
-      });
-    });
-  }
-  for (const auto& [id, name] : stats) {
-    w.message(xplane::kStatMetadata, [&](ProtoWriter& entry) {
-      entry.varint(1, static_cast<std::uint64_t>(id));
-      entry.message(2, [&](ProtoWriter& m) {
-        m.varint(1, static_cast<std::uint64_t>(id));
-        m.bytes(2, *name);
-      });
-    });
+  // Map entries: key 1, value 2 (an XEventMetadata or XStatMetadata: id 1, name 2).
+  for (const auto* table : {&events, &stats}) {
+    for (const auto& entry : *table) {
+      w.message(table == &events ? xplane::kEventMetadata : xplane::kStatMetadata,
+                [&](ProtoWriter& e) {
+                  e.varint(1, static_cast<std::uint64_t>(entry.first));
+                  e.message(2, [&](ProtoWriter& m) {
+                    m.varint(1, static_cast<std::uint64_t>(entry.first));
+                    m.bytes(2, *entry.second);
+                  });
+                });
+    }
   }
   for (const auto& [unused, stat] : plane.plane_stats) w.bytes(xplane::kStats, stat);
   return tail;
