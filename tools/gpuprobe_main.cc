@@ -51,7 +51,8 @@ int dump(const std::vector<std::string>& args) {
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // The sink for an output name: .json[.gz] Chrome, .pftrace/.perfetto-trace[.gz] Perfetto, a
@@ -103,7 +104,9 @@ int convert(const std::vector<std::string>& args) {
   const std::filesystem::path parent = std::filesystem::path(out).parent_path();
   std::error_code ec;
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  if (ec) return fail(Status::Error("cannot create directory '" + parent.string() + "': " + ec.message()));
+  if (ec)
+    return fail(
+        Status::Error("cannot create directory '" + parent.string() + "': " + ec.message()));
   std::unique_ptr<Sink> sink;
   if (Status s = core::SinkRegistry::get().create(kind, out, &sink); !s.ok()) return fail(s);
   Progress progress("converting " + in);
@@ -121,8 +124,8 @@ int convert(const std::vector<std::string>& args) {
 }
 
 const Command kCommands[] = {
-    {"info", "FILE", "what a trace holds: duration, events per category, steps, threads, devices, drops",
-     info},
+    {"info", "FILE",
+     "what a trace holds: duration, events per category, steps, threads, devices, drops", info},
     {"dump", "FILE", "every event as a line of text, in file order", dump},
     {"convert", "IN OUT",
      "convert a trace: Chrome JSON <-> Perfetto, either -> TensorBoard; OUT's name picks the "
@@ -131,8 +134,10 @@ const Command kCommands[] = {
 };
 
 void usage(std::FILE* f) {
-  std::fprintf(f, "gpuprobe %s: look into and convert GPU traces (Chrome JSON, Perfetto; gzipped or not)\n\n",
-               GPUPROBE_VERSION_STRING);
+  std::fprintf(
+      f,
+      "gpuprobe %s: look into and convert GPU traces (Chrome JSON, Perfetto; gzipped or not)\n\n",
+      GPUPROBE_VERSION_STRING);
   for (const Command& c : kCommands) {
     std::fprintf(f, "  gpuprobe %-8s %-8s %s\n", c.name, c.args, c.help);
   }

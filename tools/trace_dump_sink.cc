@@ -21,10 +21,11 @@ Status TraceDumpSink::write(const EventBatch& batch) {
     const double dur_us = static_cast<double>(end - begin) * 1e-3;
     if (e.type == EventType::kGpu) {
       const GpuActivity& a = *e.gpu;
-      const bool api = a.kind == GpuActivityKind::kRuntimeApi || a.kind == GpuActivityKind::kDriverApi;
-      const std::string where = api ? "thread " + std::to_string(a.os_tid)
-                                    : "GPU " + std::to_string(a.device) + " stream " +
-                                          std::to_string(a.stream);
+      const bool api =
+          a.kind == GpuActivityKind::kRuntimeApi || a.kind == GpuActivityKind::kDriverApi;
+      const std::string where =
+          api ? "thread " + std::to_string(a.os_tid)
+              : "GPU " + std::to_string(a.device) + " stream " + std::to_string(a.stream);
       std::fprintf(out_, "%14.6f %12.3f  %-24s %-16s %s  correlation=%u", start_ms, dur_us,
                    where.c_str(), sinks::chrome_gpu_category(a.kind), a.name, a.correlation);
       if (a.kind == GpuActivityKind::kKernel) {
@@ -54,8 +55,8 @@ Status TraceDumpSink::write(const EventBatch& batch) {
                      category.c_str(), e.site->name);
         break;
       default:
-        std::fprintf(out_, "%14.6f %12s  %-24s %-16s %s = %g\n", start_ms, "counter",
-                     where.c_str(), category.c_str(), e.site->name, e.value);
+        std::fprintf(out_, "%14.6f %12s  %-24s %-16s %s = %g\n", start_ms, "counter", where.c_str(),
+                     category.c_str(), e.site->name, e.value);
         break;
     }
   }

@@ -10,10 +10,14 @@ namespace {
 
 const char* kind_name(EventType type) {
   switch (type) {
-    case EventType::kRange: return "ranges";
-    case EventType::kInstant: return "instants";
-    case EventType::kCounter: return "counter values";
-    case EventType::kGpu: return "gpu";
+    case EventType::kRange:
+      return "ranges";
+    case EventType::kInstant:
+      return "instants";
+    case EventType::kCounter:
+      return "counter values";
+    case EventType::kGpu:
+      return "gpu";
   }
   return "";
 }
@@ -52,7 +56,8 @@ Status TraceSummarySink::write(const EventBatch& batch) {
 
 Status TraceSummarySink::close(const Stats& stats, const TimeBase&) {
   std::FILE* o = out_;
-  const double span_ms = last_ns_ > first_ns_ ? static_cast<double>(last_ns_ - first_ns_) * 1e-6 : 0;
+  const double span_ms =
+      last_ns_ > first_ns_ ? static_cast<double>(last_ns_ - first_ns_) * 1e-6 : 0;
   std::fprintf(o, "process      %s%spid %lld\n", info_.process_name.c_str(),
                info_.process_name.empty() ? "" : ", ", static_cast<long long>(info_.pid));
   if (info_.rank >= 0) std::fprintf(o, "rank         %d of %d\n", info_.rank, info_.world_size);
@@ -79,7 +84,8 @@ Status TraceSummarySink::close(const Stats& stats, const TimeBase&) {
       std::fprintf(o, "  GPU %u stream %-6u %10llu kernels, copies and sets\n", key.first,
                    key.second, static_cast<unsigned long long>(count));
     }
-    std::fprintf(o, "  GPU work, summed over streams: %.3f ms\n", static_cast<double>(gpu_ns_) * 1e-6);
+    std::fprintf(o, "  GPU work, summed over streams: %.3f ms\n",
+                 static_cast<double>(gpu_ns_) * 1e-6);
   }
   std::fprintf(o, "\ndropped\n");
   std::fprintf(o, "  events (full thread rings)   %llu\n",

@@ -58,7 +58,8 @@ bool ByteSource::refill() {
   if (gz_ == nullptr || !status_.ok()) return false;
   consumed_ += len_;
   pos_ = len_ = 0;
-  const int n = gzread(static_cast<gzFile>(gz_), buffer_.data(), static_cast<unsigned>(buffer_.size()));
+  const int n =
+      gzread(static_cast<gzFile>(gz_), buffer_.data(), static_cast<unsigned>(buffer_.size()));
   if (n < 0) {
     int err = 0;
     const char* what = gzerror(static_cast<gzFile>(gz_), &err);

@@ -20,7 +20,7 @@ struct ChromeEvent {
   double ts = 0, dur = 0;
   bool has_ts = false;
   std::int64_t pid = 0, tid = 0;
-  std::vector<std::pair<std::string, double>> numbers;  // numeric args
+  std::vector<std::pair<std::string, double>> numbers;       // numeric args
   std::vector<std::pair<std::string, std::string>> strings;  // string args
   std::int32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
 
@@ -258,7 +258,8 @@ class ChromeReader {
         ev_.numbers.emplace_back(k, v);
         return {};
       }
-      if (c == '[' && (k == "grid" || k == "block")) return read_dim3(k == "grid" ? ev_.grid : ev_.block);
+      if (c == '[' && (k == "grid" || k == "block"))
+        return read_dim3(k == "grid" ? ev_.grid : ev_.block);
       return json_.skip_value();
     });
   }
@@ -309,7 +310,8 @@ class ChromeReader {
     if (ph == "M") {
       const std::string* name = ev_.string("name");
       if (name == nullptr) return {};
-      if (ev_.name == "thread_name") builder_.name_thread(ev_.pid, ev_.tid, plain_thread_name(*name, ev_.tid));
+      if (ev_.name == "thread_name")
+        builder_.name_thread(ev_.pid, ev_.tid, plain_thread_name(*name, ev_.tid));
       return {};
     }
     if (ph.empty()) return bad_event(at, "an event with a \"ph\" field");
@@ -330,9 +332,11 @@ class ChromeReader {
         const char* digits = ev_.name.c_str() + sizeof kStep - 1;
         char* end_digits = nullptr;
         const long long n = std::strtoll(digits, &end_digits, 10);
-        if (end_digits != digits && *end_digits == '\0') return builder_.step(thread, n, begin, end);
+        if (end_digits != digits && *end_digits == '\0')
+          return builder_.step(thread, n, begin, end);
       }
-      return builder_.range(thread, builder_.site(ev_.name, category_from_name(ev_.cat)), begin, end);
+      return builder_.range(thread, builder_.site(ev_.name, category_from_name(ev_.cat)), begin,
+                            end);
     }
     const std::uint32_t thread = builder_.thread(ev_.pid, ev_.tid);
     if (ph == "B") {

@@ -104,22 +104,39 @@ Status JsonCursor::string(std::string* out) {
     const int c = in_.get();
     if (c < 0) return fail("the end of a string ('\"')");
     if (c == '"') return {};
-    if (c < 0x20) return Status::Error(in_.name() + ": byte " + std::to_string(in_.offset() - 1) +
-                                       ": expected a string character, found a control byte");
+    if (c < 0x20)
+      return Status::Error(in_.name() + ": byte " + std::to_string(in_.offset() - 1) +
+                           ": expected a string character, found a control byte");
     if (c != '\\') {
       out->push_back(static_cast<char>(c));
       continue;
     }
     const int e = in_.get();
     switch (e) {
-      case '"': out->push_back('"'); break;
-      case '\\': out->push_back('\\'); break;
-      case '/': out->push_back('/'); break;
-      case 'b': out->push_back('\b'); break;
-      case 'f': out->push_back('\f'); break;
-      case 'n': out->push_back('\n'); break;
-      case 'r': out->push_back('\r'); break;
-      case 't': out->push_back('\t'); break;
+      case '"':
+        out->push_back('"');
+        break;
+      case '\\':
+        out->push_back('\\');
+        break;
+      case '/':
+        out->push_back('/');
+        break;
+      case 'b':
+        out->push_back('\b');
+        break;
+      case 'f':
+        out->push_back('\f');
+        break;
+      case 'n':
+        out->push_back('\n');
+        break;
+      case 'r':
+        out->push_back('\r');
+        break;
+      case 't':
+        out->push_back('\t');
+        break;
       case 'u': {
         std::uint32_t cp;
         if (Status s = hex4(&cp); !s.ok()) return s;
@@ -139,7 +156,8 @@ Status JsonCursor::string(std::string* out) {
         append_utf8(out, cp);
         break;
       }
-      default: return fail("an escape character after '\\'");
+      default:
+        return fail("an escape character after '\\'");
     }
   }
 }

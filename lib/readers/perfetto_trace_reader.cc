@@ -118,14 +118,15 @@ class PerfettoReader {
         continue;
       }
       if (wire != 2) {
-        return error_at(at, "a Trace field (a packet: field 1, length-delimited), found wire type " +
-                                std::to_string(wire));
+        return error_at(at,
+                        "a Trace field (a packet: field 1, length-delimited), found wire type " +
+                            std::to_string(wire));
       }
       if (Status s = stream_varint(&length, &end); !s.ok() || end)
         return s.ok() ? error_at(in_.offset(), "a packet length") : s;
       if (length > kMaxPacket) {
-        return error_at(at, "a packet of at most 64 MiB, found a length of " +
-                                std::to_string(length));
+        return error_at(at,
+                        "a packet of at most 64 MiB, found a length of " + std::to_string(length));
       }
       data.resize(length);
       const std::size_t got = in_.read(data.data(), length);
@@ -172,11 +173,11 @@ class PerfettoReader {
   void read_interned(Sequence& seq, std::string_view bytes) {
     ProtoView in(bytes);
     while (in.next()) {
-      std::unordered_map<std::uint64_t, std::string>* table =
-          in.field() == 1 ? &seq.categories
-          : in.field() == 2 ? &seq.names
-          : in.field() == 3 ? &seq.annotation_names
-                            : nullptr;
+      std::unordered_map<std::uint64_t, std::string>* table = in.field() == 1   ? &seq.categories
+                                                              : in.field() == 2 ? &seq.names
+                                                              : in.field() == 3
+                                                                  ? &seq.annotation_names
+                                                                  : nullptr;
       if (table == nullptr) continue;
       ProtoView entry(in.bytes());
       std::uint64_t iid = 0;
@@ -195,10 +196,18 @@ class PerfettoReader {
     Track t;
     while (d.next()) {
       switch (d.field()) {
-        case 1: uuid = d.u64(); break;
-        case 2: t.name = std::string(d.bytes()); break;
-        case 5: t.parent = d.u64(); break;
-        case 8: t.counter = true; break;
+        case 1:
+          uuid = d.u64();
+          break;
+        case 2:
+          t.name = std::string(d.bytes());
+          break;
+        case 5:
+          t.parent = d.u64();
+          break;
+        case 8:
+          t.counter = true;
+          break;
         case 3:
         case 4: {
           const bool thread = d.field() == 4;
@@ -212,7 +221,8 @@ class PerfettoReader {
           }
           break;
         }
-        default: break;
+        default:
+          break;
       }
     }
     if (t.process && info_.pid == 0) {
@@ -231,22 +241,43 @@ class PerfettoReader {
     std::string_view track_event, interned, snapshot, descriptor, defaults;
     while (p.next()) {
       switch (p.field()) {
-        case packet::kTimestamp: ts = p.i64(); has_ts = true; break;
-        case packet::kTimestampClockId: clock = static_cast<std::uint32_t>(p.u64()); break;
-        case packet::kSequenceId: seq_id = static_cast<std::uint32_t>(p.u64()); break;
-        case packet::kSequenceFlags: flags = static_cast<std::uint32_t>(p.u64()); break;
-        case packet::kTrackEvent: track_event = p.bytes(); break;
-        case packet::kInternedData: interned = p.bytes(); break;
-        case packet::kClockSnapshot: snapshot = p.bytes(); break;
-        case packet::kTrackDescriptor: descriptor = p.bytes(); break;
-        case packet::kDefaults: defaults = p.bytes(); break;
-        default: break;
+        case packet::kTimestamp:
+          ts = p.i64();
+          has_ts = true;
+          break;
+        case packet::kTimestampClockId:
+          clock = static_cast<std::uint32_t>(p.u64());
+          break;
+        case packet::kSequenceId:
+          seq_id = static_cast<std::uint32_t>(p.u64());
+          break;
+        case packet::kSequenceFlags:
+          flags = static_cast<std::uint32_t>(p.u64());
+          break;
+        case packet::kTrackEvent:
+          track_event = p.bytes();
+          break;
+        case packet::kInternedData:
+          interned = p.bytes();
+          break;
+        case packet::kClockSnapshot:
+          snapshot = p.bytes();
+          break;
+        case packet::kTrackDescriptor:
+          descriptor = p.bytes();
+          break;
+        case packet::kDefaults:
+          defaults = p.bytes();
+          break;
+        default:
+          break;
       }
     }
     if (!p.ok()) return error_at(at, "a well-formed TracePacket");
     Sequence& seq = sequences_[seq_id];
     if ((flags & 1) != 0) seq = Sequence();  // SEQ_INCREMENTAL_STATE_CLEARED
-    if (!snapshot.empty()) read_clock_snapshot(snapshot, seq_id == 0 ? &global_clocks_ : &seq.clocks);
+    if (!snapshot.empty())
+      read_clock_snapshot(snapshot, seq_id == 0 ? &global_clocks_ : &seq.clocks);
     if (!defaults.empty()) {
       ProtoView d(defaults);
       while (d.next()) {
@@ -268,7 +299,8 @@ class PerfettoReader {
     if (!builder_.is_open()) {
       // gpuprobe's traces start each sequence's clock at the session's start.
       const auto origin = seq.clocks.find(clock);
-      info_.start_wall_ns = origin != seq.clocks.end() && clock >= 64 ? origin->second.second : wall;
+      info_.start_wall_ns =
+          origin != seq.clocks.end() && clock >= 64 ? origin->second.second : wall;
       if (Status s = builder_.open(info_); !s.ok()) return s;
     }
     return read_track_event(seq, track_event, wall, at);
@@ -284,12 +316,19 @@ class PerfettoReader {
     std::vector<Annotation> annotations;
     while (e.next()) {
       switch (e.field()) {
-        case event::kType: type = static_cast<int>(e.u64()); break;
-        case event::kTrackUuid: track = e.u64(); break;
-        case event::kName: name = std::string(e.bytes()); break;
+        case event::kType:
+          type = static_cast<int>(e.u64());
+          break;
+        case event::kTrackUuid:
+          track = e.u64();
+          break;
+        case event::kName:
+          name = std::string(e.bytes());
+          break;
         case event::kNameIid: {
           const auto it = seq.names.find(e.u64());
-          if (it == seq.names.end()) return error_at(at, "an interned event name for iid " + std::to_string(e.u64()));
+          if (it == seq.names.end())
+            return error_at(at, "an interned event name for iid " + std::to_string(e.u64()));
           name = it->second;
           break;
         }
@@ -301,10 +340,17 @@ class PerfettoReader {
         case event::kCategories:
           if (category.empty()) category = std::string(e.bytes());
           break;
-        case event::kCounterValue: counter = static_cast<double>(e.i64()); break;
-        case event::kDoubleCounterValue: counter = e.f64(); break;
-        case event::kDebugAnnotations: annotations.push_back(read_annotation(seq, e.bytes())); break;
-        default: break;
+        case event::kCounterValue:
+          counter = static_cast<double>(e.i64());
+          break;
+        case event::kDoubleCounterValue:
+          counter = e.f64();
+          break;
+        case event::kDebugAnnotations:
+          annotations.push_back(read_annotation(seq, e.bytes()));
+          break;
+        default:
+          break;
       }
     }
     if (!e.ok()) return error_at(at, "a well-formed TrackEvent");
@@ -349,16 +395,25 @@ class PerfettoReader {
           if (it != seq.annotation_names.end()) a.name = it->second;
           break;
         }
-        case 10: a.name = std::string(d.bytes()); break;
+        case 10:
+          a.name = std::string(d.bytes());
+          break;
         case 2:
-        case 3: a.number = static_cast<double>(d.u64()); break;
-        case 4: a.number = static_cast<double>(d.i64()); break;
-        case 5: a.number = d.f64(); break;
+        case 3:
+          a.number = static_cast<double>(d.u64());
+          break;
+        case 4:
+          a.number = static_cast<double>(d.i64());
+          break;
+        case 5:
+          a.number = d.f64();
+          break;
         case 6:
           a.is_string = true;
           a.text = std::string(d.bytes());
           break;
-        default: break;
+        default:
+          break;
       }
     }
     return a;
@@ -380,10 +435,12 @@ class PerfettoReader {
   // producer's own) to a thread named after the track.
   std::uint32_t thread_of(std::uint64_t uuid) {
     const auto it = tracks_.find(uuid);
-    if (it != tracks_.end() && it->second.thread) return builder_.thread(it->second.pid, it->second.tid);
+    if (it != tracks_.end() && it->second.thread)
+      return builder_.thread(it->second.pid, it->second.tid);
     const std::int64_t tid = static_cast<std::int64_t>(uuid & 0x7FFFFFFFFFFFull);
     const std::uint32_t thread = builder_.thread(info_.pid, tid);
-    if (it != tracks_.end() && !it->second.name.empty()) builder_.name_thread(info_.pid, tid, it->second.name);
+    if (it != tracks_.end() && !it->second.name.empty())
+      builder_.name_thread(info_.pid, tid, it->second.name);
     return thread;
   }
 
@@ -428,7 +485,8 @@ class PerfettoReader {
         const std::string& n = it->second.name;
         const std::size_t digits = n.find_last_of("0123456789");
         std::size_t from = digits;
-        while (from != std::string::npos && from > 0 && n[from - 1] >= '0' && n[from - 1] <= '9') --from;
+        while (from != std::string::npos && from > 0 && n[from - 1] >= '0' && n[from - 1] <= '9')
+          --from;
         if (digits != std::string::npos) tid = std::strtoll(n.c_str() + from, nullptr, 10);
       }
       a.thread_id = static_cast<std::uint32_t>(tid);

@@ -87,8 +87,8 @@ Status TraceBuilder::range(std::uint32_t thread, const CallSite* site, std::int6
 
 Status TraceBuilder::step(std::uint32_t thread, std::int64_t number, std::int64_t begin_ns,
                           std::int64_t end_ns) {
-  return push(Event{EventType::kRange, thread, &core::step_site(), ticks(begin_ns),
-                    ticks(end_ns), static_cast<double>(number)});
+  return push(Event{EventType::kRange, thread, &core::step_site(), ticks(begin_ns), ticks(end_ns),
+                    static_cast<double>(number)});
 }
 
 Status TraceBuilder::instant(std::uint32_t thread, const CallSite* site, std::int64_t ns) {

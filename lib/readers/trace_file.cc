@@ -26,7 +26,8 @@ Status read_trace_file(const std::string& path, Sink& sink, const ProgressFn& pr
     if (format != nullptr) *format = TraceFormat::kPerfetto;
     return read_perfetto_trace(*in, sink, progress);
   }
-  return Status::Error(path + ": byte 0: expected a Chrome trace ('{' or '[') or a Perfetto "
+  return Status::Error(path +
+                       ": byte 0: expected a Chrome trace ('{' or '[') or a Perfetto "
                        "trace (a packet, byte 0x0a), found " +
                        (n == 0 ? std::string("an empty file")
                                : "byte " + std::to_string(static_cast<unsigned char>(head[0]))));

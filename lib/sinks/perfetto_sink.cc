@@ -158,53 +158,71 @@ PerfettoSink::Sequence& PerfettoSink::thread_sequence(std::uint32_t thread,
   return seq;
 }
 
-void PerfettoSink::write_simple_event(std::uint32_t sequence, std::uint64_t ts, int type,
-                                      std::uint64_t track, std::uint64_t name_iid,
-                                      std::uint64_t category_iid, const double* counter) {
+std::size_t PerfettoSink::encode_simple_event(char* out, std::uint32_t sequence, std::uint64_t ts,
+                                              int type, std::uint64_t track, std::uint64_t name_iid,
+                                              std::uint64_t category_iid, const double* counter) {
   // Most packets are a slice's BEGIN or END, an instant or a counter value, with names already
-  // interned: encoded on the stack with exact lengths, no nesting buffers. Sizes: event <= 44,
-  // packet <= 70 bytes.
-  char event[48];
-  std::size_t en = 0;
-  put_varint(event, en, event::kType << 3);
-  put_varint(event, en, static_cast<std::uint64_t>(type));
+  // interned: sizes are computed first, so the packet is encoded front to back, straight into
+  // the caller's stack buffer (at most kMaxSimplePacket bytes).
+  constexpr std::uint64_t kTypeTag = event::kType << 3, kTrackTag = event::kTrackUuid << 3,
+                          kNameTag = event::kNameIid << 3, kCategoryTag = event::kCategoryIids << 3,
+                          kCounterTag = event::kDoubleCounterValue << 3 | 1;
+  const auto field_size = [](std::uint64_t tag, std::uint64_t v) {
+    return varint_size(tag) + varint_size(v);
+  };
+  std::size_t event_size = field_size(kTypeTag, static_cast<std::uint64_t>(type));
+  if (track != 0) event_size += field_size(kTrackTag, track);
+  if (name_iid != 0) event_size += field_size(kNameTag, name_iid);
+  if (category_iid != 0) event_size += field_size(kCategoryTag, category_iid);
+  if (counter != nullptr) event_size += varint_size(kCounterTag) + 8;
+  const bool interned = name_iid != 0 || category_iid != 0;
+  const std::size_t packet_size =
+      field_size(packet::kTimestamp << 3, ts) + field_size(packet::kSequenceId << 3, sequence) +
+      field_size(packet::kTrackEvent << 3 | 2, event_size) + event_size +
+      (interned ? field_size(packet::kSequenceFlags << 3, kSeqNeedsIncrementalState) : 0);
+  std::size_t n = 0;
+  put_varint(out, n, 1 << 3 | 2);  // Trace.packet
+  put_varint(out, n, packet_size);
+  put_varint(out, n, packet::kTimestamp << 3);
+  put_varint(out, n, ts);
+  put_varint(out, n, packet::kSequenceId << 3);
+  put_varint(out, n, sequence);
+  put_varint(out, n, packet::kTrackEvent << 3 | 2);
+  put_varint(out, n, event_size);
+  put_varint(out, n, kTypeTag);
+  put_varint(out, n, static_cast<std::uint64_t>(type));
   if (track != 0) {
-    put_varint(event, en, event::kTrackUuid << 3);
-    put_varint(event, en, track);
+    put_varint(out, n, kTrackTag);
+    put_varint(out, n, track);
   }
   if (name_iid != 0) {
-    put_varint(event, en, event::kNameIid << 3);
-    put_varint(event, en, name_iid);
+    put_varint(out, n, kNameTag);
+    put_varint(out, n, name_iid);
   }
   if (category_iid != 0) {
-    put_varint(event, en, event::kCategoryIids << 3);
-    put_varint(event, en, category_iid);
+    put_varint(out, n, kCategoryTag);
+    put_varint(out, n, category_iid);
   }
   if (counter != nullptr) {
-    put_varint(event, en, event::kDoubleCounterValue << 3 | 1);
-    std::memcpy(event + en, counter, 8);  // fixed64, little-endian hosts
-    en += 8;
+    put_varint(out, n, kCounterTag);
+    std::memcpy(out + n, counter, 8);  // fixed64, little-endian hosts
+    n += 8;
   }
-  char pkt[80];
-  std::size_t pn = 0;
-  put_varint(pkt, pn, packet::kTimestamp << 3);
-  put_varint(pkt, pn, ts);
-  put_varint(pkt, pn, packet::kSequenceId << 3);
-  put_varint(pkt, pn, sequence);
-  put_varint(pkt, pn, packet::kTrackEvent << 3 | 2);
-  put_varint(pkt, pn, en);
-  std::memcpy(pkt + pn, event, en);
-  pn += en;
-  if (name_iid != 0 || category_iid != 0) {
-    put_varint(pkt, pn, packet::kSequenceFlags << 3);
-    put_varint(pkt, pn, kSeqNeedsIncrementalState);
+  if (interned) {
+    put_varint(out, n, packet::kSequenceFlags << 3);
+    put_varint(out, n, kSeqNeedsIncrementalState);
   }
-  char head[12];
-  std::size_t hn = 0;
-  put_varint(head, hn, 1 << 3 | 2);  // Trace.packet
-  put_varint(head, hn, pn);
-  buf_.append(head, hn);
-  buf_.append(pkt, pn);
+  return n;
+}
+
+std::uint64_t PerfettoSink::interned_name(Sequence& seq, const char* name) {
+  auto& recent =
+      seq.recent_names[(reinterpret_cast<std::uintptr_t>(name) >> 4) % seq.recent_names.size()];
+  if (recent.first == name) return recent.second;
+  const auto it = seq.names.find(name);
+  if (it == seq.names.end()) return 0;
+  recent = {name, it->second};
+  return it->second;
 }
 
 void PerfettoSink::track_event(Sequence& seq, std::int64_t wall_ns, int type, std::uint64_t track,
@@ -215,15 +233,11 @@ void PerfettoSink::track_event(Sequence& seq, std::int64_t wall_ns, int type, st
   std::uint64_t name_iid = 0;
   bool new_name = false;
   if (name != nullptr && intern_name) {
-    auto& recent =
-        seq.recent_names[(reinterpret_cast<std::uintptr_t>(name) >> 4) % seq.recent_names.size()];
-    if (recent.first == name) {
-      name_iid = recent.second;
-    } else {
-      const auto [it, inserted] = seq.names.try_emplace(name, seq.names.size() + 1);
-      name_iid = it->second;
-      new_name = inserted;
-      recent = {name, name_iid};
+    name_iid = interned_name(seq, name);
+    if (name_iid == 0) {
+      name_iid = seq.names.size() + 1;
+      seq.names.emplace(name, name_iid);
+      new_name = true;
     }
   }
   std::uint64_t category_iid = 0;
@@ -242,8 +256,10 @@ void PerfettoSink::track_event(Sequence& seq, std::int64_t wall_ns, int type, st
   }
   if (annotations.empty() && flow == 0 && terminating_flow == 0 && !new_name && !new_category &&
       wall_ns >= base_ns_ && (name == nullptr || intern_name)) {
-    write_simple_event(seq.id, static_cast<std::uint64_t>(wall_ns - base_ns_), type, track,
-                       name_iid, category_iid, counter);
+    char out[kMaxSimplePacket];
+    buf_.append(
+        out, encode_simple_event(out, seq.id, static_cast<std::uint64_t>(wall_ns - base_ns_), type,
+                                 track, name_iid, category_iid, counter));
     return;
   }
   std::vector<std::pair<const char*, std::uint64_t>> new_annotations;
@@ -325,6 +341,19 @@ void PerfettoSink::write_cpu_event(const Event& e, const TimeBase& time,
             "ProfilerStep#" + std::to_string(static_cast<std::uint64_t>(e.value));
         track_event(seq, begin, event::kSliceBegin, 0, name.c_str(), false, category, kNone, 0, 0,
                     nullptr);
+      } else if (const std::uint64_t iid = interned_name(seq, e.site->name);
+                 iid != 0 && category < 0 && begin >= base_ns_) {
+        // The common case, a range of the default category whose name the sequence knows: both
+        // packets encoded into one buffer and appended at once.
+        const std::int64_t end = time.wall_ns(e.end);
+        char out[2 * kMaxSimplePacket];
+        std::size_t n =
+            encode_simple_event(out, seq.id, static_cast<std::uint64_t>(begin - base_ns_),
+                                event::kSliceBegin, 0, iid, 0, nullptr);
+        n += encode_simple_event(out + n, seq.id, static_cast<std::uint64_t>(end - base_ns_),
+                                 event::kSliceEnd, 0, 0, 0, nullptr);
+        buf_.append(out, n);
+        break;
       } else {
         track_event(seq, begin, event::kSliceBegin, 0, e.site->name, true, category, kNone, 0, 0,
                     nullptr);

@@ -52,9 +52,15 @@ class PerfettoSink : public Sink {
                    const char* name, bool intern_name, int category,
                    const std::vector<Annotation>& annotations, std::uint64_t flow,
                    std::uint64_t terminating_flow, const double* counter);
-  void write_simple_event(std::uint32_t sequence, std::uint64_t ts, int type, std::uint64_t track,
-                          std::uint64_t name_iid, std::uint64_t category_iid,
-                          const double* counter);
+  // Encodes a TrackEvent packet without nested buffers into `out` (kMaxSimplePacket bytes);
+  // returns its size. For events whose names are interned already and that carry no
+  // annotations or flows.
+  static std::size_t encode_simple_event(char* out, std::uint32_t sequence, std::uint64_t ts,
+                                         int type, std::uint64_t track, std::uint64_t name_iid,
+                                         std::uint64_t category_iid, const double* counter);
+  static constexpr std::size_t kMaxSimplePacket = 96;
+  // The iid `name` has on `seq`, or 0 when it is not interned there yet.
+  std::uint64_t interned_name(Sequence& seq, const char* name);
   void track_descriptor(std::uint64_t uuid, std::uint64_t parent, const std::string& name,
                         const ThreadInfo* thread, std::int64_t tid, bool counter, bool no_merge);
   std::uint64_t gpu_stream_track(std::uint32_t device, std::uint32_t stream);

@@ -45,8 +45,8 @@ class RecordingSink : public Sink {
           line << " tid=" << a.os_tid << " cbid=" << a.cbid;
         } else {
           line << " dev=" << a.device << " stream=" << a.stream << " grid=" << a.grid[0] << ","
-               << a.grid[1] << "," << a.grid[2] << " block=" << a.block[0] << " regs="
-               << a.registers_per_thread << " bytes=" << a.bytes
+               << a.grid[1] << "," << a.grid[2] << " block=" << a.block[0]
+               << " regs=" << a.registers_per_thread << " bytes=" << a.bytes
                << " range=" << (a.range != nullptr ? a.range->name : "-");
         }
       } else {
@@ -246,12 +246,17 @@ TEST_CASE("malformed JSON: one error with the file, the byte offset and what was
     const char* message;
   };
   const Case cases[] = {
-      {R"({"traceEvents": [{"ph": "X", "ts": 1,)", "t.json: byte 37: expected a string, found the end of the file"},
-      {R"({"traceEvents": [{"ph": "X" "ts": 1}]})", "t.json: byte 28: expected ',' or '}', found '\"'"},
-      {R"({"traceEvents": [{"ph": "X", "ts": 1e999}]})", "t.json: byte 17: expected finite, non-negative times"},
-      {R"({"traceEvents": [{"ph": "X", "dur": 1}]})", "t.json: byte 17: expected an event with a \"ts\" field"},
+      {R"({"traceEvents": [{"ph": "X", "ts": 1,)",
+       "t.json: byte 37: expected a string, found the end of the file"},
+      {R"({"traceEvents": [{"ph": "X" "ts": 1}]})",
+       "t.json: byte 28: expected ',' or '}', found '\"'"},
+      {R"({"traceEvents": [{"ph": "X", "ts": 1e999}]})",
+       "t.json: byte 17: expected finite, non-negative times"},
+      {R"({"traceEvents": [{"ph": "X", "dur": 1}]})",
+       "t.json: byte 17: expected an event with a \"ts\" field"},
       {R"({"traceEvents": [{"ts": 1}]})", "t.json: byte 17: expected an event with a \"ph\" field"},
-      {R"({"traceEvents": []} x)", "t.json: byte 20: expected the end of the file after the trace, found 'x'"},
+      {R"({"traceEvents": []} x)",
+       "t.json: byte 20: expected the end of the file after the trace, found 'x'"},
       {"\x01", "t.json: byte 0: expected '{' or '[' starting a Chrome trace, found byte 0x01"},
   };
   for (const Case& c : cases) {
@@ -288,15 +293,21 @@ TEST_CASE("every truncation and thousands of corruptions of real traces are reje
   const std::string chrome = slurp(chrome_path), perfetto = slurp(perfetto_path);
   fs::remove(chrome_path);
   fs::remove(perfetto_path);
-  const auto read_chrome = [](readers::ByteSource& in, Sink& s) { return readers::read_chrome_trace(in, s); };
-  const auto read_perfetto = [](readers::ByteSource& in, Sink& s) { return readers::read_perfetto_trace(in, s); };
+  const auto read_chrome = [](readers::ByteSource& in, Sink& s) {
+    return readers::read_chrome_trace(in, s);
+  };
+  const auto read_perfetto = [](readers::ByteSource& in, Sink& s) {
+    return readers::read_perfetto_trace(in, s);
+  };
 
   int errors = 0;
-  for (std::size_t n = 0; n < chrome.size(); ++n) read_survives(chrome.substr(0, n), read_chrome, &errors);
+  for (std::size_t n = 0; n < chrome.size(); ++n)
+    read_survives(chrome.substr(0, n), read_chrome, &errors);
   // Cut anywhere before its closing brace (the last byte is a newline), the JSON is incomplete.
   CHECK(errors == static_cast<int>(chrome.size()) - 1);
   errors = 0;
-  for (std::size_t n = 0; n < perfetto.size(); ++n) read_survives(perfetto.substr(0, n), read_perfetto, &errors);
+  for (std::size_t n = 0; n < perfetto.size(); ++n)
+    read_survives(perfetto.substr(0, n), read_perfetto, &errors);
   CHECK(errors > static_cast<int>(perfetto.size()) / 2);  // cuts between packets are valid traces
 
   std::mt19937 rng(12345);
@@ -318,7 +329,9 @@ TEST_CASE("files that are not traces, or not there") {
   const std::string path = temp_file("empty.json");
   std::ofstream(path).close();
   s = readers::read_trace_file(path, sink);
-  CHECK(s.message() == path + ": byte 0: expected a Chrome trace ('{' or '[') or a Perfetto trace (a packet, byte 0x0a), found an empty file");
+  CHECK(s.message() == path +
+                           ": byte 0: expected a Chrome trace ('{' or '[') or a Perfetto trace (a "
+                           "packet, byte 0x0a), found an empty file");
   fs::remove(path);
   s = readers::read_trace_file(fs::temp_directory_path().string(), sink);
   CHECK(s.message().find("not a regular file") != std::string::npos);
