@@ -33,6 +33,13 @@ class ByteSource {
     if (c >= 0) ++pos_;
     return c;
   }
+  // The bytes buffered from the current position on (refilling when none are); empty at the
+  // end. Consume them with advance().
+  std::string_view available() {
+    if (pos_ == len_ && !refill()) return {};
+    return std::string_view(data_ + pos_, len_ - pos_);
+  }
+  void advance(std::size_t n) { pos_ += n; }
   // Copies up to `n` bytes to `out`; returns how many (fewer only at the end).
   std::size_t read(char* out, std::size_t n);
   // Skips up to `n` bytes; returns how many.

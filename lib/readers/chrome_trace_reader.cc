@@ -14,6 +14,8 @@
 namespace gpuprobe::readers {
 namespace {
 
+using namespace std::string_view_literals;
+
 // One event object, fields kept as read; reused from event to event.
 struct ChromeEvent {
   std::string ph, name, cat;
@@ -36,13 +38,7 @@ struct ChromeEvent {
     std::memset(grid, 0, sizeof grid);
     std::memset(block, 0, sizeof block);
   }
-  double number(const char* key, double fallback = 0) const {
-    for (const auto& [k, v] : numbers) {
-      if (k == key) return v;
-    }
-    return fallback;
-  }
-  const std::string* string(const char* key) const {
+  const std::string* string(std::string_view key) const {
     for (const auto& [k, v] : strings) {
       if (k == key) return &v;
     }
@@ -86,24 +82,24 @@ class ChromeReader {
       Status s = json_.string(&key);
       if (s.ok()) s = json_.expect(':', "':'");
       if (!s.ok()) return s;
-      if (key == "traceEvents") {
+      if (key == "traceEvents"sv) {
         s = read_events();
-      } else if (key == "deviceProperties") {
+      } else if (key == "deviceProperties"sv) {
         s = read_devices();
-      } else if (key == "distributedInfo") {
+      } else if (key == "distributedInfo"sv) {
         s = read_object([&](const std::string& k) -> Status {
           double v;
-          if (k != "rank" && k != "world_size") return json_.skip_value();
+          if (k != "rank"sv && k != "world_size"sv) return json_.skip_value();
           if (Status n = json_.number(&v); !n.ok()) return n;
-          (k == "rank" ? info_.rank : info_.world_size) = static_cast<int>(v);
+          (k == "rank"sv ? info_.rank : info_.world_size) = static_cast<int>(v);
           return {};
         });
-      } else if (key == "baseTimeNanoseconds") {
+      } else if (key == "baseTimeNanoseconds"sv) {
         std::string text;
         double v;
         s = json_.number(&v, &text);
         base_ns_ = std::strtoll(text.c_str(), nullptr, 10);
-      } else if (key == "gpuprobe") {
+      } else if (key == "gpuprobe"sv) {
         s = read_gpuprobe_stats();
       } else {
         s = json_.skip_value();
@@ -156,20 +152,20 @@ class ChromeReader {
     return read_array([&]() {
       DeviceInfo d;
       const Status s = read_object([&](const std::string& k) -> Status {
-        if (k == "name") return json_.string(&d.name);
+        if (k == "name"sv) return json_.string(&d.name);
         std::int64_t v = 0;
         if (json_.peek() != '-' && (json_.peek() < '0' || json_.peek() > '9'))
           return json_.skip_value();
         if (Status n = read_int(&v); !n.ok()) return n;
         const int i = static_cast<int>(v);
-        if (k == "id") d.id = i;
-        if (k == "totalGlobalMem") d.total_global_mem = static_cast<std::uint64_t>(v);
-        if (k == "computeMajor") d.compute_major = i;
-        if (k == "computeMinor") d.compute_minor = i;
-        if (k == "numSms") d.num_sms = i;
-        if (k == "warpSize") d.warp_size = i;
-        if (k == "maxThreadsPerBlock") d.max_threads_per_block = i;
-        if (k == "sharedMemPerBlock") d.shared_mem_per_block = i;
+        if (k == "id"sv) d.id = i;
+        if (k == "totalGlobalMem"sv) d.total_global_mem = static_cast<std::uint64_t>(v);
+        if (k == "computeMajor"sv) d.compute_major = i;
+        if (k == "computeMinor"sv) d.compute_minor = i;
+        if (k == "numSms"sv) d.num_sms = i;
+        if (k == "warpSize"sv) d.warp_size = i;
+        if (k == "maxThreadsPerBlock"sv) d.max_threads_per_block = i;
+        if (k == "sharedMemPerBlock"sv) d.shared_mem_per_block = i;
         return {};
       });
       info_.devices.push_back(std::move(d));
@@ -180,47 +176,47 @@ class ChromeReader {
   Status read_gpuprobe_stats() {
     return read_object([&](const std::string& k) -> Status {
       std::int64_t v = 0;
-      if (k == "threads") {
+      if (k == "threads"sv) {
         return read_array([&]() {
           ThreadInfo t;
           const Status s = read_object([&](const std::string& tk) -> Status {
-            if (tk == "name") return json_.string(&t.name);
+            if (tk == "name"sv) return json_.string(&t.name);
             std::int64_t n = 0;
             if (Status r = read_int(&n); !r.ok()) return r;
-            if (tk == "tid") t.os_tid = n;
-            if (tk == "written") t.written = static_cast<std::uint64_t>(n);
-            if (tk == "dropped") t.dropped = static_cast<std::uint64_t>(n);
-            if (tk == "peak_fill") t.peak_fill = static_cast<std::uint64_t>(n);
+            if (tk == "tid"sv) t.os_tid = n;
+            if (tk == "written"sv) t.written = static_cast<std::uint64_t>(n);
+            if (tk == "dropped"sv) t.dropped = static_cast<std::uint64_t>(n);
+            if (tk == "peak_fill"sv) t.peak_fill = static_cast<std::uint64_t>(n);
             return {};
           });
           stats_.threads.push_back(std::move(t));
           return s;
         });
       }
-      if (k == "gpu") {
+      if (k == "gpu"sv) {
         return read_object([&](const std::string& gk) -> Status {
-          if (gk == "status") return json_.string(&stats_.gpu.status);
+          if (gk == "status"sv) return json_.string(&stats_.gpu.status);
           std::int64_t n = 0;
           if (Status r = read_int(&n); !r.ok()) return r;
           const auto u = static_cast<std::uint64_t>(n);
-          if (gk == "records") stats_.gpu.records = u;
-          if (gk == "dropped") stats_.gpu.dropped = u;
-          if (gk == "buffers_exhausted") stats_.gpu.buffers_exhausted = u;
-          if (gk == "filtered") stats_.gpu.filtered = u;
-          if (gk == "starts_before_launch") stats_.gpu.starts_before_launch = u;
-          if (gk == "attributed") stats_.gpu.attributed = u;
-          if (gk == "unattributed") stats_.gpu.unattributed = u;
-          if (gk == "untimed") stats_.gpu.untimed = u;
+          if (gk == "records"sv) stats_.gpu.records = u;
+          if (gk == "dropped"sv) stats_.gpu.dropped = u;
+          if (gk == "buffers_exhausted"sv) stats_.gpu.buffers_exhausted = u;
+          if (gk == "filtered"sv) stats_.gpu.filtered = u;
+          if (gk == "starts_before_launch"sv) stats_.gpu.starts_before_launch = u;
+          if (gk == "attributed"sv) stats_.gpu.attributed = u;
+          if (gk == "unattributed"sv) stats_.gpu.unattributed = u;
+          if (gk == "untimed"sv) stats_.gpu.untimed = u;
           return {};
         });
       }
-      if (k != "events_dropped" && k != "ring_capacity" && k != "names_overflowed")
+      if (k != "events_dropped"sv && k != "ring_capacity"sv && k != "names_overflowed"sv)
         return json_.skip_value();
       if (Status r = read_int(&v); !r.ok()) return r;
       const auto u = static_cast<std::uint64_t>(v);
-      if (k == "events_dropped") stats_.dropped = u;
-      if (k == "ring_capacity") stats_.ring_capacity = u;
-      if (k == "names_overflowed") stats_.names_overflowed = u;
+      if (k == "events_dropped"sv) stats_.dropped = u;
+      if (k == "ring_capacity"sv) stats_.ring_capacity = u;
+      if (k == "names_overflowed"sv) stats_.names_overflowed = u;
       return {};
     });
   }
@@ -258,8 +254,8 @@ class ChromeReader {
         ev_.numbers.emplace_back(k, v);
         return {};
       }
-      if (c == '[' && (k == "grid" || k == "block"))
-        return read_dim3(k == "grid" ? ev_.grid : ev_.block);
+      if (c == '[' && (k == "grid"sv || k == "block"sv))
+        return read_dim3(k == "grid"sv ? ev_.grid : ev_.block);
       return json_.skip_value();
     });
   }
@@ -267,17 +263,17 @@ class ChromeReader {
   Status read_event() {
     ev_.clear();
     return read_object([&](const std::string& k) -> Status {
-      if (k == "ph") return json_.string(&ev_.ph);
-      if (k == "name") return json_.peek() == '"' ? json_.string(&ev_.name) : json_.skip_value();
-      if (k == "cat") return json_.peek() == '"' ? json_.string(&ev_.cat) : json_.skip_value();
-      if (k == "ts") {
+      if (k == "ph"sv) return json_.string(&ev_.ph);
+      if (k == "name"sv) return json_.peek() == '"' ? json_.string(&ev_.name) : json_.skip_value();
+      if (k == "cat"sv) return json_.peek() == '"' ? json_.string(&ev_.cat) : json_.skip_value();
+      if (k == "ts"sv) {
         ev_.has_ts = true;
         return json_.number(&ev_.ts);
       }
-      if (k == "dur") return json_.number(&ev_.dur);
-      if (k == "pid") return read_id(&ev_.pid);
-      if (k == "tid") return read_id(&ev_.tid);
-      if (k == "args") return read_args();
+      if (k == "dur"sv) return json_.number(&ev_.dur);
+      if (k == "pid"sv) return read_id(&ev_.pid);
+      if (k == "tid"sv) return read_id(&ev_.tid);
+      if (k == "args"sv) return read_args();
       return json_.skip_value();
     });
   }
@@ -290,7 +286,7 @@ class ChromeReader {
     return read_array([&]() -> Status {
       const std::uint64_t at = json_.offset();
       if (Status s = read_event(); !s.ok()) return s;
-      if (!builder_.is_open() && ev_.ph != "M") {
+      if (!builder_.is_open() && ev_.ph != "M"sv) {
         info_.start_wall_ns = wall_ns(ev_.ts);  // the first event's: files say no better
         info_.pid = ev_.pid;
         if (Status s = builder_.open(info_); !s.ok()) return s;
@@ -307,22 +303,22 @@ class ChromeReader {
 
   Status emit(std::uint64_t at) {
     const std::string& ph = ev_.ph;
-    if (ph == "M") {
+    if (ph == "M"sv) {
       const std::string* name = ev_.string("name");
       if (name == nullptr) return {};
-      if (ev_.name == "thread_name")
+      if (ev_.name == "thread_name"sv)
         builder_.name_thread(ev_.pid, ev_.tid, plain_thread_name(*name, ev_.tid));
       return {};
     }
     if (ph.empty()) return bad_event(at, "an event with a \"ph\" field");
-    if (ph == "s" || ph == "f" || ph == "t") return {};  // flows: drawn again from correlations
+    if (ph == "s"sv || ph == "f"sv || ph == "t"sv) return {};  // flows: drawn again from correlations
     if (!ev_.has_ts) return bad_event(at, "an event with a \"ts\" field");
     if (!std::isfinite(ev_.ts) || !std::isfinite(ev_.dur) || std::fabs(ev_.ts) > 1e15 ||
         ev_.dur < 0 || ev_.dur > 1e13) {
       return bad_event(at, "finite, non-negative times (\"ts\", \"dur\" in microseconds)");
     }
     const std::int64_t begin = wall_ns(ev_.ts);
-    if (ph == "X") {
+    if (ph == "X"sv) {
       const std::int64_t end = begin + static_cast<std::int64_t>(std::llround(ev_.dur * 1000.0));
       GpuActivityKind kind;
       if (sinks::gpu_kind_of_category(ev_.cat, &kind)) return emit_gpu(kind, begin, end);
@@ -339,23 +335,23 @@ class ChromeReader {
                             end);
     }
     const std::uint32_t thread = builder_.thread(ev_.pid, ev_.tid);
-    if (ph == "B") {
+    if (ph == "B"sv) {
       auto& stack = open_[{ev_.pid, ev_.tid}];
       if (stack.size() >= 1024) return bad_event(at, "at most 1024 nested \"B\" events per thread");
       stack.push_back({builder_.site(ev_.name, category_from_name(ev_.cat)), begin});
       return {};
     }
-    if (ph == "E") {
+    if (ph == "E"sv) {
       auto& stack = open_[{ev_.pid, ev_.tid}];
       if (stack.empty()) return {};  // its "B" came before the trace started
       const auto [site, from] = stack.back();
       stack.pop_back();
       return builder_.range(thread, site, from, begin);
     }
-    if (ph == "i" || ph == "I" || ph == "R" || ph == "n") {
+    if (ph == "i"sv || ph == "I"sv || ph == "R"sv || ph == "n"sv) {
       return builder_.instant(thread, builder_.site(ev_.name, category_from_name(ev_.cat)), begin);
     }
-    if (ph == "C") {
+    if (ph == "C"sv) {
       for (const auto& [key, value] : ev_.numbers) {
         const std::string series = key == ev_.name ? ev_.name : ev_.name + "." + key;
         if (Status s = builder_.counter(thread, builder_.site(series, category_from_name(ev_.cat)),
@@ -373,29 +369,35 @@ class ChromeReader {
     GpuActivity& a = builder_.gpu();
     a.kind = kind;
     a.name = builder_.text(ev_.name);
-    a.correlation = static_cast<std::uint32_t>(ev_.number("correlation"));
     const bool api = kind == GpuActivityKind::kRuntimeApi || kind == GpuActivityKind::kDriverApi;
     if (api) {
       builder_.thread(ev_.pid, ev_.tid);  // shown among the thread's ranges
       a.os_tid = ev_.tid;
       a.thread_id = static_cast<std::uint32_t>(ev_.tid);
       a.process_id = static_cast<std::uint32_t>(ev_.pid);
-      a.cbid = static_cast<std::uint32_t>(ev_.number("cbid"));
     } else {
-      a.device = static_cast<std::uint32_t>(ev_.number("device", static_cast<double>(ev_.pid)));
-      a.stream = static_cast<std::uint32_t>(ev_.number("stream", static_cast<double>(ev_.tid)));
-      a.context = static_cast<std::uint32_t>(ev_.number("context"));
+      a.device = static_cast<std::uint32_t>(ev_.pid);  // Kineto: pid = device, tid = stream
+      a.stream = static_cast<std::uint32_t>(ev_.tid);
     }
     std::memcpy(a.grid, ev_.grid, sizeof a.grid);
     std::memcpy(a.block, ev_.block, sizeof a.block);
-    a.registers_per_thread = static_cast<std::uint32_t>(ev_.number("registers per thread"));
-    a.static_shared_memory = static_cast<std::int32_t>(ev_.number("static shared memory"));
-    a.dynamic_shared_memory = static_cast<std::int32_t>(ev_.number("dynamic shared memory"));
-    a.bytes = static_cast<std::uint64_t>(ev_.number("bytes"));
-    a.declared_bytes = ev_.number("bytes moved (declared)");
-    a.declared_flops = ev_.number("flops (declared)");
-    a.graph_id = static_cast<std::uint32_t>(ev_.number("graph id"));
-    a.graph_node_id = static_cast<std::uint64_t>(ev_.number("graph node id"));
+    // One pass over the args (what Kineto and gpuprobe write for GPU records).
+    for (const auto& [k, v] : ev_.numbers) {
+      const auto u32 = static_cast<std::uint32_t>(v);
+      if (k == "correlation"sv) a.correlation = u32;
+      else if (k == "device"sv) a.device = u32;
+      else if (k == "stream"sv) a.stream = u32;
+      else if (k == "context"sv) a.context = u32;
+      else if (k == "cbid"sv) a.cbid = u32;
+      else if (k == "registers per thread"sv) a.registers_per_thread = u32;
+      else if (k == "static shared memory"sv) a.static_shared_memory = static_cast<std::int32_t>(v);
+      else if (k == "dynamic shared memory"sv) a.dynamic_shared_memory = static_cast<std::int32_t>(v);
+      else if (k == "bytes"sv) a.bytes = static_cast<std::uint64_t>(v);
+      else if (k == "bytes moved (declared)"sv) a.declared_bytes = v;
+      else if (k == "flops (declared)"sv) a.declared_flops = v;
+      else if (k == "graph id"sv) a.graph_id = u32;
+      else if (k == "graph node id"sv) a.graph_node_id = static_cast<std::uint64_t>(v);
+    }
     if (const std::string* range = ev_.string("range"))
       a.range = builder_.site(*range, Category::kApp);
     return builder_.commit_gpu(begin, end);

@@ -101,6 +101,17 @@ Status JsonCursor::string(std::string* out) {
   if (!consume('"')) return fail("a string");
   for (;;) {
     if (out->size() > kMaxString) return error("a string shorter than 1 MiB");
+    // Plain characters in bulk, straight from the buffer, up to a quote, escape or control byte.
+    const std::string_view run = in_.available();
+    std::size_t plain = 0;
+    while (plain < run.size()) {
+      const auto ch = static_cast<unsigned char>(run[plain]);
+      if (ch == '"' || ch == '\\' || ch < 0x20) break;
+      ++plain;
+    }
+    out->append(run.data(), plain);
+    in_.advance(plain);
+    if (plain == run.size() && !run.empty()) continue;
     const int c = in_.get();
     if (c < 0) return fail("the end of a string ('\"')");
     if (c == '"') return {};
@@ -163,6 +174,38 @@ Status JsonCursor::string(std::string* out) {
 }
 
 Status JsonCursor::number(double* out, std::string* text) {
+  // Most numbers in traces are plain decimals ("1234.567"): converted exactly without strtod
+  // when they have at most 15 significant digits (the mantissa and the power of ten are exact
+  // doubles, so one division rounds as strtod would).
+  static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8,
+                                      1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  if (text == nullptr) {
+    const std::string_view run = in_.available();
+    std::size_t i = 0;
+    const bool negative = i < run.size() && run[i] == '-';
+    if (negative) ++i;
+    std::int64_t mantissa = 0;
+    int digits = 0, fraction = -1;
+    for (; i < run.size(); ++i) {
+      const char ch = run[i];
+      if (ch >= '0' && ch <= '9') {
+        mantissa = mantissa * 10 + (ch - '0');
+        ++digits;
+        if (fraction >= 0) ++fraction;
+      } else if (ch == '.' && fraction < 0) {
+        fraction = 0;
+      } else {
+        break;
+      }
+    }
+    const bool ends_here = i < run.size() && run[i] != 'e' && run[i] != 'E';
+    if (ends_here && digits > 0 && digits <= 15 && fraction != 0 && run[negative ? 1 : 0] != '.') {
+      const double v = static_cast<double>(mantissa) / kPow10[fraction < 0 ? 0 : fraction];
+      *out = negative ? -v : v;
+      in_.advance(i);
+      return {};
+    }
+  }
   char buf[64];
   std::size_t n = 0;
   int c = peek();
