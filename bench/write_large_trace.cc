@@ -40,7 +40,8 @@ int main(int argc, char** argv) {
   std::deque<std::string> names;
   std::vector<CallSite> sites;
   for (int i = 0; i < 200; ++i) names.push_back("op_" + std::to_string(i));
-  for (const std::string& n : names) sites.push_back(CallSite{n.c_str(), "", "", 0, 0, Category::kApp});
+  for (const std::string& n : names)
+    sites.push_back(CallSite{n.c_str(), "", "", 0, 0, Category::kApp});
   static constexpr CallSite kStep{"ProfilerStep", "", "", 0, 0, Category::kStep};
   static constexpr CallSite kCounter{"queue_depth", "", "", 0, 0, Category::kApp};
 
@@ -59,7 +60,8 @@ int main(int argc, char** argv) {
                             static_cast<double>(step++)});
       step_begin = static_cast<long long>(t);
     } else if (i % 16 == 15) {
-      batch.push_back(Event{EventType::kCounter, thread, &kCounter, t, t, static_cast<double>(i % 97)});
+      batch.push_back(
+          Event{EventType::kCounter, thread, &kCounter, t, t, static_cast<double>(i % 97)});
     } else if (i % 8 == 3 || i % 8 == 4) {
       GpuActivity a;
       a.correlation = static_cast<std::uint32_t>(i / 8 + 1);

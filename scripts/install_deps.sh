@@ -9,7 +9,7 @@ packages=(
   catch2                # tests (Catch2 v2 on Debian 12; v3 where the distribution has it)
   nlohmann-json3-dev    # tests read our JSON back with an independent parser
   libprotobuf-dev protobuf-compiler  # tests decode our Perfetto traces with protoc's classes
-  libbenchmark-dev      # bench/
+  libbenchmark-dev time  # bench/
   clang libclang-rt-14-dev  # fuzz/: the trace readers' libFuzzer targets
   python3 python3-venv  # test/python: the readers of our formats, from PyPI
 )

@@ -36,7 +36,7 @@ Status TraceSummarySink::write(const EventBatch& batch) {
     last_ns_ = std::max(last_ns_, end);
     if (e.type == EventType::kGpu) {
       const GpuActivity& a = *e.gpu;
-      by_category_[sinks::chrome_gpu_category(a.kind)]++;
+      gpu_counts_[static_cast<int>(a.kind) & 7]++;
       const bool work = a.kind == GpuActivityKind::kKernel || a.kind == GpuActivityKind::kMemcpy ||
                         a.kind == GpuActivityKind::kMemset;
       if (work) {
@@ -49,7 +49,7 @@ Status TraceSummarySink::write(const EventBatch& batch) {
       ++steps_;
       continue;
     }
-    by_category_[core::category_name(e.site->category) + " " + kind_name(e.type)]++;
+    cpu_counts_[static_cast<int>(e.site->category) & 31][static_cast<int>(e.type) % 3]++;
   }
   return {};
 }
@@ -65,7 +65,20 @@ Status TraceSummarySink::close(const Stats& stats, const TimeBase&) {
   std::fprintf(o, "events       %llu\n", static_cast<unsigned long long>(stats.written));
   std::fprintf(o, "steps        %llu\n", static_cast<unsigned long long>(steps_));
   std::fprintf(o, "\nevents by category\n");
-  for (const auto& [name, count] : by_category_)
+  std::map<std::string, std::uint64_t> rows;  // sorted by name
+  for (int c = 0; c < 32; ++c) {
+    for (int t = 0; t < 3; ++t) {
+      if (cpu_counts_[c][t] != 0) {
+        rows[core::category_name(static_cast<Category>(c)) + " " +
+             kind_name(static_cast<EventType>(t))] = cpu_counts_[c][t];
+      }
+    }
+  }
+  for (int k = 0; k < 8; ++k) {
+    if (gpu_counts_[k] != 0)
+      rows[sinks::chrome_gpu_category(static_cast<GpuActivityKind>(k))] = gpu_counts_[k];
+  }
+  for (const auto& [name, count] : rows)
     std::fprintf(o, "  %-30s %12llu\n", name.c_str(), static_cast<unsigned long long>(count));
   std::fprintf(o, "\nthreads (%zu)\n", stats.threads.size());
   for (const ThreadInfo& t : stats.threads) {

@@ -23,7 +23,8 @@ class TraceSummarySink : public Sink {
   std::FILE* out_;
   TraceInfo info_;
   std::int64_t first_ns_ = INT64_MAX, last_ns_ = INT64_MIN;
-  std::map<std::string, std::uint64_t> by_category_;  // "<category> <kind>" -> count
+  std::uint64_t cpu_counts_[32][3] = {};  // [category][range, instant, counter]
+  std::uint64_t gpu_counts_[8] = {};      // by GpuActivityKind
   std::uint64_t steps_ = 0;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> streams_;  // kernels+copies
   std::uint64_t gpu_ns_ = 0;

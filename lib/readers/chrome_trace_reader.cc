@@ -311,7 +311,8 @@ class ChromeReader {
       return {};
     }
     if (ph.empty()) return bad_event(at, "an event with a \"ph\" field");
-    if (ph == "s"sv || ph == "f"sv || ph == "t"sv) return {};  // flows: drawn again from correlations
+    if (ph == "s"sv || ph == "f"sv || ph == "t"sv)
+      return {};  // flows: drawn again from correlations
     if (!ev_.has_ts) return bad_event(at, "an event with a \"ts\" field");
     if (!std::isfinite(ev_.ts) || !std::isfinite(ev_.dur) || std::fabs(ev_.ts) > 1e15 ||
         ev_.dur < 0 || ev_.dur > 1e13) {
@@ -384,19 +385,32 @@ class ChromeReader {
     // One pass over the args (what Kineto and gpuprobe write for GPU records).
     for (const auto& [k, v] : ev_.numbers) {
       const auto u32 = static_cast<std::uint32_t>(v);
-      if (k == "correlation"sv) a.correlation = u32;
-      else if (k == "device"sv) a.device = u32;
-      else if (k == "stream"sv) a.stream = u32;
-      else if (k == "context"sv) a.context = u32;
-      else if (k == "cbid"sv) a.cbid = u32;
-      else if (k == "registers per thread"sv) a.registers_per_thread = u32;
-      else if (k == "static shared memory"sv) a.static_shared_memory = static_cast<std::int32_t>(v);
-      else if (k == "dynamic shared memory"sv) a.dynamic_shared_memory = static_cast<std::int32_t>(v);
-      else if (k == "bytes"sv) a.bytes = static_cast<std::uint64_t>(v);
-      else if (k == "bytes moved (declared)"sv) a.declared_bytes = v;
-      else if (k == "flops (declared)"sv) a.declared_flops = v;
-      else if (k == "graph id"sv) a.graph_id = u32;
-      else if (k == "graph node id"sv) a.graph_node_id = static_cast<std::uint64_t>(v);
+      if (k == "correlation"sv)
+        a.correlation = u32;
+      else if (k == "device"sv)
+        a.device = u32;
+      else if (k == "stream"sv)
+        a.stream = u32;
+      else if (k == "context"sv)
+        a.context = u32;
+      else if (k == "cbid"sv)
+        a.cbid = u32;
+      else if (k == "registers per thread"sv)
+        a.registers_per_thread = u32;
+      else if (k == "static shared memory"sv)
+        a.static_shared_memory = static_cast<std::int32_t>(v);
+      else if (k == "dynamic shared memory"sv)
+        a.dynamic_shared_memory = static_cast<std::int32_t>(v);
+      else if (k == "bytes"sv)
+        a.bytes = static_cast<std::uint64_t>(v);
+      else if (k == "bytes moved (declared)"sv)
+        a.declared_bytes = v;
+      else if (k == "flops (declared)"sv)
+        a.declared_flops = v;
+      else if (k == "graph id"sv)
+        a.graph_id = u32;
+      else if (k == "graph node id"sv)
+        a.graph_node_id = static_cast<std::uint64_t>(v);
     }
     if (const std::string* range = ev_.string("range"))
       a.range = builder_.site(*range, Category::kApp);

@@ -177,8 +177,8 @@ Status JsonCursor::number(double* out, std::string* text) {
   // Most numbers in traces are plain decimals ("1234.567"): converted exactly without strtod
   // when they have at most 15 significant digits (the mantissa and the power of ten are exact
   // doubles, so one division rounds as strtod would).
-  static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8,
-                                      1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  static constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                      1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
   if (text == nullptr) {
     const std::string_view run = in_.available();
     std::size_t i = 0;

@@ -1,5 +1,6 @@
 #include "readers/perfetto_trace_reader.h"
 
+#include <cstring>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -28,6 +29,20 @@ constexpr std::uint32_t kClockRealtime = 1, kClockBoottime = 6;
 constexpr std::size_t kMaxPacket = 64 << 20;
 constexpr std::size_t kMaxDepth = 1024;
 
+// A category as the reader uses it, resolved once per interned category.
+struct CategoryInfo {
+  int gpu_kind = -1;  // a GpuActivityKind for GPU work and API calls, else -1
+  Category category = Category::kApp;
+};
+
+CategoryInfo resolve_category(std::string_view name) {
+  CategoryInfo info;
+  GpuActivityKind kind;
+  if (sinks::gpu_kind_of_category(name, &kind)) info.gpu_kind = static_cast<int>(kind);
+  info.category = category_from_name(name);
+  return info;
+}
+
 struct Annotation {
   std::string name;
   bool is_string = false;
@@ -45,12 +60,15 @@ struct Track {
 struct Sequence {
   std::uint32_t default_clock = 0;
   std::uint64_t default_track = 0;
-  std::unordered_map<std::uint64_t, std::string> names, categories, annotation_names;
+  std::unordered_map<std::uint64_t, const char*> names;  // texts kept by the TraceBuilder
+  std::unordered_map<std::uint64_t, CategoryInfo> categories;
+  std::unordered_map<std::uint64_t, std::string> annotation_names;
   std::map<std::uint32_t, std::pair<std::int64_t, std::int64_t>> clocks;  // id -> (value, realtime)
 };
 
 struct OpenSlice {
-  std::string name, category;
+  const char* name;
+  CategoryInfo category;
   std::int64_t begin;
   std::vector<Annotation> annotations;
 };
@@ -173,12 +191,7 @@ class PerfettoReader {
   void read_interned(Sequence& seq, std::string_view bytes) {
     ProtoView in(bytes);
     while (in.next()) {
-      std::unordered_map<std::uint64_t, std::string>* table = in.field() == 1   ? &seq.categories
-                                                              : in.field() == 2 ? &seq.names
-                                                              : in.field() == 3
-                                                                  ? &seq.annotation_names
-                                                                  : nullptr;
-      if (table == nullptr) continue;
+      if (in.field() < 1 || in.field() > 3) continue;
       ProtoView entry(in.bytes());
       std::uint64_t iid = 0;
       std::string_view name;
@@ -186,7 +199,17 @@ class PerfettoReader {
         if (entry.field() == 1) iid = entry.u64();
         if (entry.field() == 2) name = entry.bytes();
       }
-      (*table)[iid] = std::string(name);
+      switch (in.field()) {
+        case 1:
+          seq.categories[iid] = resolve_category(name);
+          break;
+        case 2:
+          seq.names[iid] = builder_.text(name);
+          break;
+        default:
+          seq.annotation_names[iid] = std::string(name);
+          break;
+      }
     }
   }
 
@@ -311,7 +334,9 @@ class PerfettoReader {
     ProtoView e(bytes);
     int type = 0;
     std::uint64_t track = seq.default_track;
-    std::string name, category;
+    const char* name = "";
+    CategoryInfo category;
+    bool has_category = false;
     double counter = 0;
     std::vector<Annotation> annotations;
     while (e.next()) {
@@ -323,7 +348,7 @@ class PerfettoReader {
           track = e.u64();
           break;
         case event::kName:
-          name = std::string(e.bytes());
+          name = builder_.text(e.bytes());
           break;
         case event::kNameIid: {
           const auto it = seq.names.find(e.u64());
@@ -334,11 +359,17 @@ class PerfettoReader {
         }
         case event::kCategoryIids: {
           const auto it = seq.categories.find(e.u64());
-          if (it != seq.categories.end() && category.empty()) category = it->second;
+          if (it != seq.categories.end() && !has_category) {
+            category = it->second;
+            has_category = true;
+          }
           break;
         }
         case event::kCategories:
-          if (category.empty()) category = std::string(e.bytes());
+          if (!has_category) {
+            category = resolve_category(e.bytes());
+            has_category = true;
+          }
           break;
         case event::kCounterValue:
           counter = static_cast<double>(e.i64());
@@ -358,7 +389,7 @@ class PerfettoReader {
       case event::kSliceBegin: {
         auto& stack = open_[track];
         if (stack.size() >= kMaxDepth) return error_at(at, "at most 1024 nested slices per track");
-        stack.push_back({std::move(name), std::move(category), wall, std::move(annotations)});
+        stack.push_back({name, category, wall, std::move(annotations)});
         return {};
       }
       case event::kSliceEnd: {
@@ -369,12 +400,11 @@ class PerfettoReader {
         return emit_slice(track, slice, wall);
       }
       case event::kInstant:
-        if (name == "gpuprobe stats") {
+        if (std::strcmp(name, "gpuprobe stats") == 0) {
           read_stats(annotations);
           return {};
         }
-        return builder_.instant(thread_of(track), builder_.site(name, category_from_name(category)),
-                                wall);
+        return builder_.instant(thread_of(track), builder_.site(name, category.category), wall);
       case event::kCounter: {
         const Track& t = tracks_[track];
         return builder_.counter(counter_thread(), builder_.site(t.name, Category::kApp), wall,
@@ -457,29 +487,29 @@ class PerfettoReader {
   }
 
   Status emit_slice(std::uint64_t track, OpenSlice& s, std::int64_t end) {
-    GpuActivityKind kind;
-    if (!sinks::gpu_kind_of_category(s.category, &kind)) {
+    if (s.category.gpu_kind < 0) {
       const std::uint32_t thread = thread_of(track);
       static constexpr char kStep[] = "ProfilerStep#";
-      if (s.name.compare(0, sizeof kStep - 1, kStep) == 0) {
-        const char* digits = s.name.c_str() + sizeof kStep - 1;
+      if (std::strncmp(s.name, kStep, sizeof kStep - 1) == 0) {
+        const char* digits = s.name + sizeof kStep - 1;
         char* rest = nullptr;
         const long long n = std::strtoll(digits, &rest, 10);
         if (rest != digits && *rest == '\0') return builder_.step(thread, n, s.begin, end);
       }
-      return builder_.range(thread, builder_.site(s.name, category_from_name(s.category)), s.begin,
-                            end);
+      return builder_.range(thread, builder_.site(s.name, s.category.category), s.begin, end);
     }
     const std::vector<Annotation>& as = s.annotations;
+    const auto kind = static_cast<GpuActivityKind>(s.category.gpu_kind);
     GpuActivity& a = builder_.gpu();
     a.kind = kind;
-    a.name = builder_.text(s.name);
+    a.name = s.name;
     a.correlation = static_cast<std::uint32_t>(number(as, "correlation"));
     if (kind == GpuActivityKind::kRuntimeApi || kind == GpuActivityKind::kDriverApi) {
       const auto it = tracks_.find(track);
       std::int64_t tid = 0;
       if (it != tracks_.end() && it->second.thread) {
         tid = it->second.tid;
+        builder_.thread(it->second.pid, tid);  // shown among the thread's ranges
       } else if (it != tracks_.end()) {
         // "CUDA API thread (CUPTI id N)" or "thread N": the id is the last number.
         const std::string& n = it->second.name;

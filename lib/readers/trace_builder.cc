@@ -26,12 +26,15 @@ Status TraceBuilder::open(const TraceInfo& info) {
 }
 
 const CallSite* TraceBuilder::site(std::string_view name, Category category) {
-  const auto key = std::make_pair(std::string(name), category);
-  const auto it = site_ids_.find(key);
-  if (it != site_ids_.end()) return it->second;
+  const auto it = site_ids_.find(name);
+  if (it != site_ids_.end()) {
+    for (const CallSite* s : it->second) {
+      if (s->category == category) return s;
+    }
+  }
   const char* stored = text(name);
   sites_.push_back(CallSite{stored, "", "", 0, 0, category});
-  site_ids_.emplace(key, &sites_.back());
+  site_ids_[std::string_view(stored)].push_back(&sites_.back());
   return &sites_.back();
 }
 

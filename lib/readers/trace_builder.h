@@ -75,7 +75,8 @@ class TraceBuilder {
   // Names given before a thread's first event (or to threads that never have one).
   std::map<std::pair<std::int64_t, std::int64_t>, std::string> thread_names_;
   std::deque<CallSite> sites_;
-  std::map<std::pair<std::string, Category>, const CallSite*> site_ids_;
+  // By name (viewing the stored text), then category.
+  std::unordered_map<std::string_view, std::vector<const CallSite*>> site_ids_;
   std::deque<std::string> texts_;
   std::unordered_map<std::string_view, const char*> text_ids_;
   std::uint64_t events_ = 0;
