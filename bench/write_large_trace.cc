@@ -20,11 +20,9 @@ int main(int argc, char** argv) {
   }
   const long long total = std::atoll(argv[1]);
   const std::string config = argv[2];
-  const std::size_t eq = config.find('=');
   std::unique_ptr<Sink> sink;
-  if (eq == std::string::npos ||
-      !core::SinkRegistry::get().create(config.substr(0, eq), config.substr(eq + 1), &sink).ok()) {
-    std::fprintf(stderr, "not a sink: %s\n", argv[2]);
+  if (Status s = core::SinkRegistry::get().create(config, &sink); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
     return 2;
   }
   TraceInfo info;

@@ -68,6 +68,13 @@ std::vector<SinkRegistry::Entry> SinkRegistry::entries() const {
   return entries_;
 }
 
+Status SinkRegistry::create(std::string_view key_value, std::unique_ptr<Sink>* out) const {
+  const std::size_t eq = key_value.find('=');
+  if (eq == std::string_view::npos)
+    return Status::Error("'" + std::string(key_value) + "' is not key=value");
+  return create(key_value.substr(0, eq), key_value.substr(eq + 1), out);
+}
+
 Status SinkRegistry::create(std::string_view key, std::string_view value,
                             std::unique_ptr<Sink>* out) const {
   SinkFactory factory;

@@ -29,6 +29,8 @@ class SinkRegistry {
   std::vector<Entry> entries() const;
   // Creates the sink for `key=value`; an error if the key is unknown or the factory fails.
   Status create(std::string_view key, std::string_view value, std::unique_ptr<Sink>* out) const;
+  // The same from one "key=value" string (tools and tests name one output this way).
+  Status create(std::string_view key_value, std::unique_ptr<Sink>* out) const;
 
  private:
   SinkRegistry();

@@ -51,6 +51,10 @@ class ByteSource {
   double progress() const;
   const std::string& name() const noexcept { return name_; }
   bool compressed() const noexcept { return compressed_; }
+  // "<name>: byte <at>: expected <what>", the form of every reader's errors.
+  Status error_at(std::uint64_t at, const std::string& what) const {
+    return Status::Error(name_ + ": byte " + std::to_string(at) + ": expected " + what);
+  }
   // An I/O or decompression error met while reading, if any.
   const Status& status() const noexcept { return status_; }
 

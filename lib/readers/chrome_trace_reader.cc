@@ -64,56 +64,41 @@ class ChromeReader {
   Status run() {
     Status s = read_top();
     if (s.ok() && json_.peek() >= 0) s = json_.error("the end of the file after the trace");
-    if (!builder_.is_open()) {
-      const Status opened = builder_.open(info_);
-      if (s.ok()) s = opened;
-    }
-    const Status closed = builder_.finish(stats_);
-    return s.ok() ? closed : s;
+    return builder_.finish(s, info_, stats_);
   }
 
  private:
   Status read_top() {
     if (json_.peek() == '[') return read_events();  // the bare-array form of the format
-    if (Status s = json_.expect('{', "'{' or '[' starting a Chrome trace"); !s.ok()) return s;
-    if (json_.consume('}')) return {};
-    std::string key;
-    for (;;) {
-      Status s = json_.string(&key);
-      if (s.ok()) s = json_.expect(':', "':'");
-      if (!s.ok()) return s;
-      if (key == "traceEvents"sv) {
-        s = read_events();
-      } else if (key == "deviceProperties"sv) {
-        s = read_devices();
-      } else if (key == "distributedInfo"sv) {
-        s = read_object([&](const std::string& k) -> Status {
-          double v;
-          if (k != "rank"sv && k != "world_size"sv) return json_.skip_value();
-          if (Status n = json_.number(&v); !n.ok()) return n;
-          (k == "rank"sv ? info_.rank : info_.world_size) = static_cast<int>(v);
-          return {};
-        });
-      } else if (key == "baseTimeNanoseconds"sv) {
-        std::string text;
-        double v;
-        s = json_.number(&v, &text);
-        base_ns_ = std::strtoll(text.c_str(), nullptr, 10);
-      } else if (key == "gpuprobe"sv) {
-        s = read_gpuprobe_stats();
-      } else {
-        s = json_.skip_value();
-      }
-      if (!s.ok()) return s;
-      bool more;
-      if (!(s = json_.next('}', &more)).ok()) return s;
-      if (!more) return {};
-    }
+    return read_object(
+        [&](const std::string& key) -> Status {
+          if (key == "traceEvents"sv) return read_events();
+          if (key == "deviceProperties"sv) return read_devices();
+          if (key == "gpuprobe"sv) return read_gpuprobe_stats();
+          if (key == "distributedInfo"sv) {
+            return read_object([&](const std::string& k) -> Status {
+              double v;
+              if (k != "rank"sv && k != "world_size"sv) return json_.skip_value();
+              if (Status n = json_.number(&v); !n.ok()) return n;
+              (k == "rank"sv ? info_.rank : info_.world_size) = static_cast<int>(v);
+              return {};
+            });
+          }
+          if (key == "baseTimeNanoseconds"sv) {
+            std::string text;
+            double v;
+            const Status s = json_.number(&v, &text);
+            base_ns_ = std::strtoll(text.c_str(), nullptr, 10);
+            return s;
+          }
+          return json_.skip_value();
+        },
+        "'{' or '[' starting a Chrome trace");
   }
 
   template <class OnKey>
-  Status read_object(OnKey on_key) {
-    if (Status s = json_.expect('{', "'{'"); !s.ok()) return s;
+  Status read_object(OnKey on_key, const char* what = "'{'") {
+    if (Status s = json_.expect('{', what); !s.ok()) return s;
     if (json_.consume('}')) return {};
     std::string key;
     for (;;) {
@@ -297,10 +282,6 @@ class ChromeReader {
     });
   }
 
-  Status bad_event(std::uint64_t at, const std::string& what) const {
-    return Status::Error(in_.name() + ": byte " + std::to_string(at) + ": expected " + what);
-  }
-
   Status emit(std::uint64_t at) {
     const std::string& ph = ev_.ph;
     if (ph == "M"sv) {
@@ -310,13 +291,13 @@ class ChromeReader {
         builder_.name_thread(ev_.pid, ev_.tid, plain_thread_name(*name, ev_.tid));
       return {};
     }
-    if (ph.empty()) return bad_event(at, "an event with a \"ph\" field");
+    if (ph.empty()) return in_.error_at(at, "an event with a \"ph\" field");
     if (ph == "s"sv || ph == "f"sv || ph == "t"sv)
       return {};  // flows: drawn again from correlations
-    if (!ev_.has_ts) return bad_event(at, "an event with a \"ts\" field");
+    if (!ev_.has_ts) return in_.error_at(at, "an event with a \"ts\" field");
     if (!std::isfinite(ev_.ts) || !std::isfinite(ev_.dur) || std::fabs(ev_.ts) > 1e15 ||
         ev_.dur < 0 || ev_.dur > 1e13) {
-      return bad_event(at, "finite, non-negative times (\"ts\", \"dur\" in microseconds)");
+      return in_.error_at(at, "finite, non-negative times (\"ts\", \"dur\" in microseconds)");
     }
     const std::int64_t begin = wall_ns(ev_.ts);
     if (ph == "X"sv) {
@@ -324,21 +305,16 @@ class ChromeReader {
       GpuActivityKind kind;
       if (sinks::gpu_kind_of_category(ev_.cat, &kind)) return emit_gpu(kind, begin, end);
       const std::uint32_t thread = builder_.thread(ev_.pid, ev_.tid);
-      static constexpr char kStep[] = "ProfilerStep#";
-      if (ev_.name.compare(0, sizeof kStep - 1, kStep) == 0) {
-        const char* digits = ev_.name.c_str() + sizeof kStep - 1;
-        char* end_digits = nullptr;
-        const long long n = std::strtoll(digits, &end_digits, 10);
-        if (end_digits != digits && *end_digits == '\0')
-          return builder_.step(thread, n, begin, end);
-      }
+      long long step;
+      if (step_number(ev_.name.c_str(), &step)) return builder_.step(thread, step, begin, end);
       return builder_.range(thread, builder_.site(ev_.name, category_from_name(ev_.cat)), begin,
                             end);
     }
     const std::uint32_t thread = builder_.thread(ev_.pid, ev_.tid);
     if (ph == "B"sv) {
       auto& stack = open_[{ev_.pid, ev_.tid}];
-      if (stack.size() >= 1024) return bad_event(at, "at most 1024 nested \"B\" events per thread");
+      if (stack.size() >= 1024)
+        return in_.error_at(at, "at most 1024 nested \"B\" events per thread");
       stack.push_back({builder_.site(ev_.name, category_from_name(ev_.cat)), begin});
       return {};
     }

@@ -36,8 +36,7 @@ Status JsonCursor::error(const std::string& what) const {
   } else if (c >= 0) {
     found = "byte 0x" + std::string(1, "0123456789abcdef"[c >> 4]) + "0123456789abcdef"[c & 15];
   }
-  return Status::Error(in_.name() + ": byte " + std::to_string(in_.offset()) + ": expected " +
-                       what + ", found " + found);
+  return in_.error_at(in_.offset(), what + ", found " + found);
 }
 
 Status JsonCursor::fail(const std::string& what) const {
@@ -115,9 +114,7 @@ Status JsonCursor::string(std::string* out) {
     const int c = in_.get();
     if (c < 0) return fail("the end of a string ('\"')");
     if (c == '"') return {};
-    if (c < 0x20)
-      return Status::Error(in_.name() + ": byte " + std::to_string(in_.offset() - 1) +
-                           ": expected a string character, found a control byte");
+    if (c < 0x20) return in_.error_at(in_.offset() - 1, "a string character, found a control byte");
     if (c != '\\') {
       out->push_back(static_cast<char>(c));
       continue;
@@ -219,8 +216,7 @@ Status JsonCursor::number(double* out, std::string* text) {
   char* end = nullptr;
   *out = n == 0 ? 0 : std::strtod(buf, &end);
   if (n == 0 || end != buf + n) {
-    return Status::Error(in_.name() + ": byte " + std::to_string(in_.offset() - n) +
-                         ": expected a number, found '" + std::string(buf, n) + "'");
+    return in_.error_at(in_.offset() - n, "a number, found '" + std::string(buf, n) + "'");
   }
   if (text != nullptr) text->assign(buf, n);
   return {};

@@ -9,23 +9,12 @@
 #include "readers/proto_view.h"
 #include "readers/trace_builder.h"
 #include "sinks/chrome_gpu_events.h"
+#include "sinks/perfetto_fields.h"
 
 namespace gpuprobe::readers {
 namespace {
 
-// Field numbers, from Perfetto's protos (see third_party/perfetto/perfetto_trace.proto).
-namespace packet {
-constexpr std::uint32_t kTimestamp = 8, kTimestampClockId = 58, kSequenceId = 10,
-                        kClockSnapshot = 6, kTrackEvent = 11, kTrackDescriptor = 60,
-                        kInternedData = 12, kSequenceFlags = 13, kDefaults = 59;
-}
-namespace event {
-constexpr std::uint32_t kType = 9, kTrackUuid = 11, kNameIid = 10, kName = 23, kCategoryIids = 3,
-                        kCategories = 22, kCounterValue = 30, kDoubleCounterValue = 44,
-                        kDebugAnnotations = 4;
-constexpr int kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;
-}  // namespace event
-constexpr std::uint32_t kClockRealtime = 1, kClockBoottime = 6;
+using namespace sinks::perfetto;  // field numbers
 constexpr std::size_t kMaxPacket = 64 << 20;
 constexpr std::size_t kMaxDepth = 1024;
 
@@ -79,18 +68,13 @@ class PerfettoReader {
       : in_(in), builder_(sink), progress_(progress) {}
 
   Status run() {
-    Status s = read_packets();
-    if (!builder_.is_open()) {
-      const Status opened = builder_.open(info_);
-      if (s.ok()) s = opened;
-    }
-    const Status closed = builder_.finish(stats_);
-    return s.ok() ? closed : s;
+    const Status read = read_packets();  // before finish() takes the statistics it found
+    return builder_.finish(read, info_, stats_);
   }
 
  private:
   Status error_at(std::uint64_t at, const std::string& what) const {
-    return Status::Error(in_.name() + ": byte " + std::to_string(at) + ": expected " + what);
+    return in_.error_at(at, what);
   }
 
   // A varint from the stream; false at a clean end of the file (before its first byte).
@@ -489,13 +473,8 @@ class PerfettoReader {
   Status emit_slice(std::uint64_t track, OpenSlice& s, std::int64_t end) {
     if (s.category.gpu_kind < 0) {
       const std::uint32_t thread = thread_of(track);
-      static constexpr char kStep[] = "ProfilerStep#";
-      if (std::strncmp(s.name, kStep, sizeof kStep - 1) == 0) {
-        const char* digits = s.name + sizeof kStep - 1;
-        char* rest = nullptr;
-        const long long n = std::strtoll(digits, &rest, 10);
-        if (rest != digits && *rest == '\0') return builder_.step(thread, n, s.begin, end);
-      }
+      long long step;
+      if (step_number(s.name, &step)) return builder_.step(thread, step, s.begin, end);
       return builder_.range(thread, builder_.site(s.name, s.category.category), s.begin, end);
     }
     const std::vector<Annotation>& as = s.annotations;

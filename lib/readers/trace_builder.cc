@@ -1,5 +1,8 @@
 #include "readers/trace_builder.h"
 
+#include <cstdlib>
+#include <cstring>
+
 #include "core/categories.h"
 #include "core/steps.h"
 
@@ -117,7 +120,20 @@ Status TraceBuilder::commit_gpu(std::int64_t start_ns, std::int64_t end_ns) {
   return push(Event::from_gpu(a));
 }
 
-Status TraceBuilder::finish(Stats stats) {
+bool step_number(const char* name, long long* number) {
+  static constexpr char kStep[] = "ProfilerStep#";
+  if (std::strncmp(name, kStep, sizeof kStep - 1) != 0) return false;
+  const char* digits = name + sizeof kStep - 1;
+  char* rest = nullptr;
+  *number = std::strtoll(digits, &rest, 10);
+  return rest != digits && *rest == '\0';
+}
+
+Status TraceBuilder::finish(const Status& read, const TraceInfo& info, Stats stats) {
+  if (!open_) {
+    const Status opened = open(info);
+    if (!opened.ok()) return read.ok() ? opened : read;
+  }
   Status s = flush();
   // Thread names the file records at its end win over those known so far.
   std::vector<ThreadInfo> threads = threads_;
@@ -133,6 +149,7 @@ Status TraceBuilder::finish(Stats stats) {
   stats.threads = std::move(threads);
   stats.written = events_;
   const Status closed = sink_.close(stats, time_);
+  if (!read.ok()) return read;
   return s.ok() ? closed : s;
 }
 

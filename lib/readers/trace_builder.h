@@ -21,6 +21,9 @@ namespace gpuprobe::readers {
 // "cpu_op" (torch) and "python_function" (python); others are app.
 Category category_from_name(std::string_view name);
 
+// The N of a step's name, "ProfilerStep#N"; false for other names.
+bool step_number(const char* name, long long* number);
+
 class TraceBuilder {
  public:
   explicit TraceBuilder(Sink& sink, std::size_t batch_size = 4096);
@@ -48,9 +51,11 @@ class TraceBuilder {
   GpuActivity& gpu();
   Status commit_gpu(std::int64_t start_ns, std::int64_t end_ns);
 
-  // Flushes and closes the sink. `stats` comes from the file where it records them; the
-  // per-thread event counts are the builder's own.
-  Status finish(Stats stats);
+  // Ends reading with `read`, the reader's result: opens the sink with `info` if no event came,
+  // flushes, and closes it with `stats` (from the file, where it records them; the per-thread
+  // event counts are the builder's own). Returns `read` if it is an error, else the close's
+  // result: a damaged file still yields what was read before the damage.
+  Status finish(const Status& read, const TraceInfo& info, Stats stats);
 
   std::uint64_t events() const noexcept { return events_; }
 

@@ -6,25 +6,13 @@
 
 #include "core/categories.h"
 #include "sinks/chrome_gpu_events.h"
+#include "sinks/perfetto_fields.h"
 
 namespace gpuprobe::sinks {
 namespace {
 
-// Field numbers, from Perfetto's protos (see third_party/perfetto/perfetto_trace.proto).
-namespace packet {
-constexpr std::uint32_t kTimestamp = 8, kTimestampClockId = 58, kSequenceId = 10,
-                        kClockSnapshot = 6, kTrackEvent = 11, kTrackDescriptor = 60,
-                        kInternedData = 12, kSequenceFlags = 13, kDefaults = 59;
-}
-namespace event {
-constexpr std::uint32_t kType = 9, kTrackUuid = 11, kNameIid = 10, kName = 23, kCategoryIids = 3,
-                        kDoubleCounterValue = 44, kFlowIds = 47, kTerminatingFlowIds = 48,
-                        kDebugAnnotations = 4;
-constexpr int kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;
-}  // namespace event
+using namespace perfetto;  // field numbers
 
-constexpr std::uint32_t kSeqIncrementalStateCleared = 1, kSeqNeedsIncrementalState = 2;
-constexpr std::uint32_t kClockRealtime = 1, kClockMonotonic = 3, kClockBoottime = 6;
 // A clock of our own, scoped to each sequence: nanoseconds since the session's start. Five-byte
 // timestamps instead of nine, which is most of what keeps a range under 40 bytes.
 constexpr std::uint32_t kSessionClock = 64;

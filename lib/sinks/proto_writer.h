@@ -20,6 +20,15 @@ inline void put_varint(char* b, std::size_t& n, std::uint64_t v) {
   b[n++] = static_cast<char>(v);
 }
 
+// Appends the tag and length of a length-delimited field whose `length` bytes follow.
+inline void append_field_header(std::string* out, std::uint32_t field, std::uint64_t length) {
+  char b[20];
+  std::size_t n = 0;
+  put_varint(b, n, static_cast<std::uint64_t>(field) << 3 | 2);
+  put_varint(b, n, length);
+  out->append(b, n);
+}
+
 // The number of bytes put_varint() writes for `v`.
 inline std::size_t varint_size(std::uint64_t v) {
   std::size_t n = 1;

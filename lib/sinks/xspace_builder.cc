@@ -276,22 +276,14 @@ Status XSpaceBuilder::write_to(OutputFile& out, const Stats& stats) {
       lw.varint(xline::kDurationPs, static_cast<std::uint64_t>(line.end_ps));
       const std::size_t line_size = lh.size() + line.events.size();
       std::string framed;
-      char tag[20];
-      std::size_t n = 0;
-      put_varint(tag, n, xplane::kLines << 3 | 2);
-      put_varint(tag, n, line_size);
-      framed.assign(tag, n);
+      append_field_header(&framed, xplane::kLines, line_size);
       framed += lh;
       plane_size += framed.size() + line.events.size();
       line_heads.push_back(std::move(framed));
     }
     const std::string tail = encode_plane_tail(*plane);
     plane_size += tail.size();
-    char tag[20];
-    std::size_t n = 0;
-    put_varint(tag, n, xspace::kPlanes << 3 | 2);
-    put_varint(tag, n, plane_size);
-    buf.append(tag, n);
+    append_field_header(&buf, xspace::kPlanes, plane_size);
     buf += head;
     std::size_t i = 0;
     for (const auto& [id, line] : plane->lines) {

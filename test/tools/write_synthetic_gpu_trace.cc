@@ -74,11 +74,9 @@ int main(int argc, char** argv) {
     events.push_back(Event::from_gpu(a));
   }
   const std::string config = argv[1];
-  const std::size_t eq = config.find('=');
   std::unique_ptr<Sink> sink;
-  if (eq == std::string::npos ||
-      !core::SinkRegistry::get().create(config.substr(0, eq), config.substr(eq + 1), &sink).ok()) {
-    std::fprintf(stderr, "not a sink: %s\n", argv[1]);
+  if (Status s = core::SinkRegistry::get().create(config, &sink); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
     return 2;
   }
   Stats stats;
