@@ -18,38 +18,38 @@
 
 namespace gpuprobe {
 
-/// Records the time from its construction to its destruction as one range on this thread.
+/// A range begun and ended by explicit calls instead of a scope: for bindings (Python's `with`),
+/// and for callbacks that see an operation's start and its end separately (a GC pause).
 ///
-/// Ranges nest: a range opened inside another closes first. While a session records with NVTX
-/// on, each range is also pushed to and popped from the NVTX domain "gpuprobe", so Nsight
-/// Systems shows the same names. A range is recorded only if its category was enabled when it
-/// opened and the session that was running then is still running when it closes; a range still
-/// open when a session stops is not recorded.
-class ScopedRange {
+/// begin() and end() must be called on the same thread, and ranges on a thread must nest (the
+/// last begun ends first). Otherwise it behaves as ScopedRange. Unlike ScopedRange it may live on
+/// the heap.
+class ManualRange {
  public:
-  /// A range for a static call site (what `GPUPROBE_RANGE` declares).
-  explicit ScopedRange(const CallSite& site) noexcept
-      : site_(&site), gate_(detail::gate_for(site.category)) {
+  /// Opens the range, if `site`'s category records now.
+  GPUPROBE_ALWAYS_INLINE void begin(const CallSite& site) noexcept {
+    site_ = &site;
+    gate_ = detail::gate_for(site.category);
     if (GPUPROBE_UNLIKELY(gate_ != 0)) open();
   }
 
-  /// A range with a run-time name. The name is interned on its first use (one lock and one
-  /// allocation per distinct name, ever) and found in a per-thread cache after that.
-  explicit ScopedRange(std::string_view name, Category category = Category::kApp) noexcept
-      : site_(nullptr), gate_(detail::gate_for(category)) {
+  /// Opens the range under a run-time name, interned once per thread and name.
+  void begin(std::string_view name, Category category = Category::kApp) noexcept {
+    gate_ = detail::gate_for(category);
     if (GPUPROBE_UNLIKELY(gate_ != 0)) {
       site_ = detail::intern(name, category);
       open();
     }
   }
 
-  ~ScopedRange() {
+  /// Closes the range and records it; does nothing if it did not open.
+  GPUPROBE_ALWAYS_INLINE void end() noexcept {
     if (GPUPROBE_UNLIKELY(gate_ != 0)) close();
+    gate_ = 0;
   }
 
-  ScopedRange(const ScopedRange&) = delete;
-  ScopedRange& operator=(const ScopedRange&) = delete;
-  void* operator new(std::size_t) = delete;
+  /// True between a begin() that recorded and its end().
+  bool recording() const noexcept { return gate_ != 0; }
 
  private:
   GPUPROBE_ALWAYS_INLINE void open() noexcept {
@@ -80,9 +80,39 @@ class ScopedRange {
     if (gate_ & detail::kNvtxBit) detail::nvtx_pop();
   }
 
-  const CallSite* site_;
-  std::uint64_t gate_;  // the gate seen at construction, or 0 when this range does not record
+  const CallSite* site_ = nullptr;
+  std::uint64_t gate_ = 0;  // the gate seen at begin(), or 0 when this range does not record
   std::uint64_t begin_ = 0;
+};
+
+/// Records the time from its construction to its destruction as one range on this thread.
+///
+/// Ranges nest: a range opened inside another closes first. While a session records with NVTX
+/// on, each range is also pushed to and popped from the NVTX domain "gpuprobe", so Nsight
+/// Systems shows the same names. A range is recorded only if its category was enabled when it
+/// opened and the session that was running then is still running when it closes; a range still
+/// open when a session stops is not recorded.
+class ScopedRange {
+ public:
+  /// Opens a range for a call site with static storage (what the macros create).
+  explicit ScopedRange(const CallSite& site) noexcept { range_.begin(site); }
+
+  /// Opens a range for a run-time name, interned once per thread and name: about twice the cost
+  /// of a static site. The category decides, as for static sites, whether it records.
+  explicit ScopedRange(std::string_view name, Category category = Category::kApp) noexcept {
+    range_.begin(name, category);
+  }
+
+  /// Closes the range and records it.
+  ~ScopedRange() { range_.end(); }
+
+  ScopedRange(const ScopedRange&) = delete;
+  ScopedRange& operator=(const ScopedRange&) = delete;
+  /// Scoped: on the stack only, so that ranges nest by construction.
+  void* operator new(std::size_t) = delete;
+
+ private:
+  ManualRange range_;
 };
 
 /// Records a point in time on this thread for a static call site.

@@ -12,7 +12,7 @@
 
 namespace gpuprobe {
 namespace detail {
-__thread ThreadRing* t_ring __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread ThreadRing* t_ring __attribute__((tls_model(GPUPROBE_DETAIL_TLS_MODEL))) = nullptr;
 }  // namespace detail
 
 namespace core {

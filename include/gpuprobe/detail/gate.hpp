@@ -41,10 +41,19 @@ inline constexpr int kEpochShift = 48;
 /// The gate itself. Written only when a session starts or stops or categories change.
 extern std::atomic<std::uint64_t> g_gate;
 
+/// The TLS model of t_ring: initial-exec, a single %fs-relative load even from a shared library
+/// linked at start-up. A module loaded later with dlopen (a Python extension, a plug-in) cannot
+/// use it — the loader has no static TLS left for it — and builds with GPUPROBE_DYNAMIC_TLS
+/// (CMake option of the same name), which costs a call on a thread's first access.
+#if defined(GPUPROBE_DYNAMIC_TLS)
+#define GPUPROBE_DETAIL_TLS_MODEL "global-dynamic"
+#else
+#define GPUPROBE_DETAIL_TLS_MODEL "initial-exec"
+#endif
+
 /// This thread's ring, or nullptr before its first event. Plain TLS (not `thread_local`) so that
-/// reading it never goes through a C++ TLS wrapper function; initial-exec so that it is a single
-/// %fs-relative load even from a shared library.
-extern __thread ThreadRing* t_ring __attribute__((tls_model("initial-exec")));
+/// reading it never goes through a C++ TLS wrapper function.
+extern __thread ThreadRing* t_ring __attribute__((tls_model(GPUPROBE_DETAIL_TLS_MODEL)));
 
 /// The gate if `category` is enabled, else 0.
 inline std::uint64_t gate_for(Category category) noexcept {

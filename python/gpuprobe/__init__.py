@@ -1,0 +1,71 @@
+"""gpuprobe for Python: the C++ library's recording, with the same API and the same rings.
+
+    import gpuprobe
+
+    with gpuprobe.Session("chrome=trace.json"):
+        with gpuprobe.range("load"):
+            ...
+        gpuprobe.step()
+
+Python ranges land in the same per-thread rings as the C++ ones (category "python" unless
+given), so C++ ranges opened inside a Python range nest under it in the trace. The GPUPROBE
+environment variable starts a session when the module is imported, as it does for C++ programs.
+"""
+import functools as _functools
+import gc as _gc
+
+from gpuprobe import _core
+from gpuprobe._core import (
+    Session,
+    category_enabled,
+    counter,
+    instant,
+    set_category_enabled,
+    set_thread_name,
+    step,
+)
+from gpuprobe._schedule import ProfilerAction, profile, schedule, tensorboard_trace_handler
+
+__version__ = _core.version
+
+__all__ = [
+    "Session", "range", "instant", "counter", "step", "set_thread_name", "set_category_enabled",
+    "category_enabled", "watch_gc", "unwatch_gc", "schedule", "profile", "ProfilerAction",
+    "tensorboard_trace_handler", "help",
+]
+
+
+class range(_core.Range):
+    """A range: ``with gpuprobe.range("name"):`` or ``@gpuprobe.range("name")``.
+
+    Recorded from entering to exiting, on the current thread, if a session records its
+    category ("python" by default; also app, torch, compile, gc, alloc, cuda, user0..user7).
+    """
+
+    __slots__ = ()
+
+    def __call__(self, fn):
+        @_functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+def watch_gc():
+    """Records Python's garbage-collector pauses: a range "gc gen<N>" (category gc) per
+    collection, and counters "gc collected" / "gc uncollectable". Idempotent."""
+    if _core.gc_callback not in _gc.callbacks:
+        _gc.callbacks.append(_core.gc_callback)
+
+
+def unwatch_gc():
+    """Stops recording GC pauses."""
+    while _core.gc_callback in _gc.callbacks:
+        _gc.callbacks.remove(_core.gc_callback)
+
+
+def help():
+    """The config keys a Session takes."""
+    return Session.help()
