@@ -186,7 +186,7 @@ Status JsonCursor::number(double* out, std::string* text) {
     for (; i < run.size(); ++i) {
       const char ch = run[i];
       if (ch >= '0' && ch <= '9') {
-        mantissa = mantissa * 10 + (ch - '0');
+        if (digits < 18) mantissa = mantissa * 10 + (ch - '0');  // more digits: strtod below
         ++digits;
         if (fraction >= 0) ++fraction;
       } else if (ch == '.' && fraction < 0) {

@@ -223,6 +223,7 @@ TEST_CASE("Kineto's forms: bare arrays, B/E pairs, string ids, counters with sev
           {"ph":"E","pid":1,"tid":2,"ts":20},
           {"ph":"C","name":"mem","pid":1,"tid":"x","ts":13,"args":{"used":5,"free":7}},
           {"ph":"X","name":"ProfilerStep#12","pid":1,"tid":2,"ts":10,"dur":30},
+          {"ph":"M","name":"process_sort_index","pid":1,"args":{"sort_index":59903333333333333333333}},
           {"ph":"s","id":1,"pid":1,"tid":2,"ts":11}])J";
   auto in = readers::ByteSource::from_memory(json, "k.json");
   RecordingSink read;
