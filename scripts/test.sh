@@ -14,16 +14,19 @@ configs=("$@")
 passed=0
 failed=0
 skips=0
-# Python: the real readers of our formats, from PyPI, in a virtual environment kept in .venv/
-# (so only a fresh machine downloads them), against the plain build.
+# Python: the gpuprobe package (pip install ., built by scikit-build-core + pybind11) and the real
+# readers of our formats, from PyPI, in a virtual environment kept in .venv/ (so only a fresh
+# machine downloads them — torch, the CUDA build PyPI has, is several GB), against the plain build.
 run_python_tests() {
-  echo "=== python: readers from PyPI in .venv"
+  echo "=== python: the gpuprobe package and the readers from PyPI, in .venv"
   if [ ! -x .venv/bin/python ]; then python3 -m venv .venv || return 1; fi
-  .venv/bin/pip install -q --disable-pip-version-check pytest traceinsight tensorboard xprof torch-tb-profiler || return 1
-  if [ ! -x build/examples/demo ]; then
+  .venv/bin/pip install -q --disable-pip-version-check pytest scikit-build-core pybind11 torch \
+    traceinsight tensorboard xprof torch-tb-profiler || return 1
+  .venv/bin/pip install -q --disable-pip-version-check --no-build-isolation . || return 1
+  if [ ! -x build/examples/demo ] || [ ! -x build/gpuprobe ]; then
     cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build build || return 1
   fi
-  GPUPROBE_BUILD_DIR=build .venv/bin/python -m pytest -q test/python 2>&1 | tee build/pytest.log
+  GPUPROBE_BUILD_DIR=build .venv/bin/python -m pytest -q -p no:logging test/python 2>&1 | tee build/pytest.log
 }
 
 for config in "${configs[@]}"; do

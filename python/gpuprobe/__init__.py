@@ -20,6 +20,7 @@ from gpuprobe._core import (
     category_enabled,
     counter,
     instant,
+    range,
     set_category_enabled,
     set_thread_name,
     step,
@@ -35,22 +36,16 @@ __all__ = [
 ]
 
 
-class range(_core.Range):
-    """A range: ``with gpuprobe.range("name"):`` or ``@gpuprobe.range("name")``.
+def _decorate(rng, fn):
+    @_functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with rng:
+            return fn(*args, **kwargs)
 
-    Recorded from entering to exiting, on the current thread, if a session records its
-    category ("python" by default; also app, torch, compile, gc, alloc, cuda, user0..user7).
-    """
+    return wrapper
 
-    __slots__ = ()
 
-    def __call__(self, fn):
-        @_functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self:
-                return fn(*args, **kwargs)
-
-        return wrapper
+_core._set_decorate(_decorate)
 
 
 def watch_gc():

@@ -49,8 +49,11 @@ def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
 
     def handler(prof):
         os.makedirs(dir_name, exist_ok=True)
-        name = f"{worker}.{time.time_ns() // 1000000}.pt.trace.json" + (".gz" if use_gzip else "")
-        prof.export_chrome_trace(os.path.join(dir_name, name))
+        suffix = ".pt.trace.json" + (".gz" if use_gzip else "")
+        stamp = time.time_ns() // 1000000
+        while os.path.exists(os.path.join(dir_name, f"{worker}.{stamp}{suffix}")):
+            stamp += 1  # two windows within a millisecond: the later one a millisecond on
+        prof.export_chrome_trace(os.path.join(dir_name, f"{worker}.{stamp}{suffix}"))
 
     return handler
 

@@ -37,12 +37,30 @@ std::optional<Category> category_from(std::string_view name) {
   return std::nullopt;
 }
 
+// ---- ranges begun and ended by callbacks (module hooks) ----
+
+// _end(depth) ends the range _begin() opened at that depth, and first any range opened after
+// it and never ended (a forward that raised skips its post-hook).
+void end_range(std::size_t depth) {
+  while (t_open.size() > depth) {
+    t_open.back().end();
+    t_open.pop_back();
+  }
+}
+
 // ---- the Range type (CPython API) ----
 
 struct RangeObject {
   PyObject_HEAD
   PyObject* name;  // str
   Category category;
+  // The depths of this thread's range stack at which this object is entered: usually one, more
+  // when a decorated function recurses (those beyond the first go to `deeper`). Exiting ends the
+  // range at that depth and any left open above it — by module hooks whose forward raised — so
+  // a `with` never closes another's range.
+  std::uint32_t depth;
+  bool entered;
+  std::vector<std::uint32_t>* deeper;
 };
 
 PyObject* range_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
@@ -63,6 +81,8 @@ PyObject* range_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   }
   auto* self = reinterpret_cast<RangeObject*>(type->tp_alloc(type, 0));
   if (self == nullptr) return nullptr;
+  self->entered = false;
+  self->deeper = nullptr;
   Py_INCREF(name);
   self->name = name;
   self->category = *c;
@@ -72,11 +92,20 @@ PyObject* range_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
 void range_dealloc(PyObject* obj) {
   auto* self = reinterpret_cast<RangeObject*>(obj);
   Py_XDECREF(self->name);
+  delete self->deeper;
   Py_TYPE(obj)->tp_free(obj);
 }
 
 PyObject* range_enter(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<RangeObject*>(obj);
+  const auto depth = static_cast<std::uint32_t>(t_open.size());
+  if (!self->entered) {
+    self->depth = depth;
+    self->entered = true;
+  } else {
+    if (self->deeper == nullptr) self->deeper = new std::vector<std::uint32_t>();
+    self->deeper->push_back(depth);
+  }
   ManualRange& r = t_open.emplace_back();
   if (detail::gate_for(self->category) != 0) {
     Py_ssize_t size = 0;
@@ -88,12 +117,33 @@ PyObject* range_enter(PyObject* obj, PyObject*) {
   return obj;
 }
 
-PyObject* range_exit(PyObject*, PyObject* const*, Py_ssize_t) {
-  if (!t_open.empty()) {
-    t_open.back().end();
-    t_open.pop_back();
+PyObject* range_exit(PyObject* obj, PyObject* const*, Py_ssize_t) {
+  auto* self = reinterpret_cast<RangeObject*>(obj);
+  if (self->deeper != nullptr && !self->deeper->empty()) {
+    end_range(self->deeper->back());
+    self->deeper->pop_back();
+  } else if (self->entered) {
+    self->entered = false;
+    end_range(self->depth);
   }
   Py_RETURN_FALSE;  // exceptions propagate
+}
+
+// `@gpuprobe.range("name")`: the wrapping is Python's (functools.wraps keeps the function's
+// name and docs), done by gpuprobe._decorate, which the package installs at import.
+PyObject* g_decorate = nullptr;
+
+PyObject* range_call(PyObject* obj, PyObject* args, PyObject* kwargs) {
+  PyObject* fn = nullptr;
+  if (kwargs != nullptr || !PyArg_UnpackTuple(args, "range", 1, 1, &fn)) {
+    PyErr_SetString(PyExc_TypeError, "a range decorates one callable: @gpuprobe.range(\"name\")");
+    return nullptr;
+  }
+  if (g_decorate == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "gpuprobe is not fully imported");
+    return nullptr;
+  }
+  return PyObject_CallFunctionObjArgs(g_decorate, obj, fn, nullptr);
 }
 
 PyObject* range_get_name(PyObject* obj, void*) {
@@ -114,15 +164,18 @@ PyGetSetDef kRangeGetSet[] = {{"name", range_get_name, nullptr, "The range's nam
 PyType_Slot kRangeSlots[] = {
     {Py_tp_new, reinterpret_cast<void*>(range_new)},
     {Py_tp_dealloc, reinterpret_cast<void*>(range_dealloc)},
+    {Py_tp_call, reinterpret_cast<void*>(range_call)},
     {Py_tp_methods, kRangeMethods},
     {Py_tp_getset, kRangeGetSet},
     {Py_tp_doc, const_cast<char*>(
-                    "range(name, category='python'): a range recorded from entering to exiting "
-                    "it, on the current thread, in the same rings as the C++ ranges.")},
+                    "range(name, category='python'): `with gpuprobe.range(\"name\"):` or "
+                    "`@gpuprobe.range(\"name\")`. Recorded from entering to exiting, on the "
+                    "current thread, in the same rings as C++ ranges, if a session records its "
+                    "category (app, step, python, torch, compile, gc, alloc, cuda, user0..user7).")},
     {0, nullptr}};
 
-PyType_Spec kRangeSpec = {"gpuprobe._core.Range", sizeof(RangeObject), 0,
-                          Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, kRangeSlots};
+PyType_Spec kRangeSpec = {"gpuprobe.range", sizeof(RangeObject), 0, Py_TPFLAGS_DEFAULT,
+                          kRangeSlots};
 
 // ---- GC pauses ----
 
@@ -146,6 +199,15 @@ void gc_callback(const std::string& phase, const py::dict& info) {
   if (info.contains("uncollectable")) {
     counter("gc uncollectable", info["uncollectable"].cast<double>(), Category::kGc);
   }
+}
+
+// Begins a range and returns the depth it opened at, for end_range().
+std::size_t begin_range(const std::string& name, const std::string& category) {
+  const std::size_t depth = t_open.size();
+  const std::optional<Category> c = category_from(category);
+  if (!c) throw py::value_error("unknown gpuprobe category '" + category + "'");
+  t_open.emplace_back().begin(name, *c);
+  return depth;
 }
 
 py::dict stats_dict(const Stats& s) {
@@ -190,7 +252,11 @@ PYBIND11_MODULE(_core, m) {
 
   PyObject* range_type = PyType_FromSpec(&kRangeSpec);
   if (range_type == nullptr) throw py::error_already_set();
-  m.add_object("Range", py::reinterpret_steal<py::object>(range_type));
+  m.add_object("range", py::reinterpret_steal<py::object>(range_type));
+  m.def("_set_decorate", [](py::object fn) {
+    Py_XDECREF(g_decorate);
+    g_decorate = fn.release().ptr();
+  });
 
   py::class_<Session>(m, "Session", "A recording session configured by a string, e.g. "
                                     "'chrome=trace.json,perfetto=trace.pftrace'.")
@@ -249,5 +315,17 @@ PYBIND11_MODULE(_core, m) {
   m.def("category_enabled",
         [](const std::string& category) { return category_enabled(category_or_raise(category)); });
   m.def("gc_callback", &gc_callback, "An entry for gc.callbacks: GC pauses as ranges.");
+  m.def("_begin", &begin_range, py::arg("name"), py::arg("category") = "python",
+        "Begins a range on this thread; returns the token _end() takes.");
+  m.def(
+      "_cpp_scope",
+      [](const std::string& name, py::function fn) {
+        ScopedRange range(name, Category::kApp);
+        return fn();
+      },
+      py::arg("name"), py::arg("fn"),
+      "Calls fn inside a C++ ScopedRange (category app): C++ code's ranges as Python sees them.");
+  m.def("_end", &end_range, py::arg("token"),
+        "Ends the range _begin() returned `token` for, and any left open inside it.");
   m.attr("version") = GPUPROBE_VERSION_STRING;
 }

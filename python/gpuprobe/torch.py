@@ -1,0 +1,408 @@
+"""PyTorch integration: module ranges, optimizer steps, CUDA caching-allocator statistics, the
+torch.compile observer and compiled-vs-eager numerics.
+
+Importing this module does not import torch; each function imports it when called and says
+clearly (``FeatureUnavailable``) what the installed torch lacks. Private torch APIs are
+feature-detected, never assumed.
+"""
+import dataclasses
+import logging
+import math
+import sys
+import threading
+import time
+
+import gpuprobe
+from gpuprobe import _core
+
+__all__ = [
+    "FeatureUnavailable", "instrument", "instrument_optimizer", "step", "record_allocator_stats",
+    "watch_compile", "compare",
+]
+
+
+class FeatureUnavailable(RuntimeError):
+    """The installed torch does not offer what a gpuprobe.torch feature needs."""
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as e:
+        raise FeatureUnavailable("gpuprobe.torch needs PyTorch (pip install torch)") from e
+    return torch
+
+
+# ---- modules and steps ----
+
+
+def instrument(model, *, backward=True, prefix=None):
+    """Records a range per module forward (category "torch"), named by the module's path in
+    ``model`` ("encoder.layers.0.attn"), and, where torch offers full backward hooks, one per
+    module backward ("<path> backward"). Returns a handle whose ``remove()`` undoes it."""
+    torch = _torch()
+    handles = []
+    root = prefix or type(model).__name__
+    for path, module in model.named_modules():
+        name = f"{root}.{path}" if path else root
+        tokens = threading.local()
+
+        def pre(mod, args, _name=name, _tokens=tokens):
+            stack = getattr(_tokens, "stack", None)
+            if stack is None:
+                stack = _tokens.stack = []
+            stack.append(_core._begin(_name, "torch"))
+
+        def post(mod, args, output, _tokens=tokens):
+            stack = getattr(_tokens, "stack", None)
+            if stack:
+                _core._end(stack.pop())
+
+        handles.append(module.register_forward_pre_hook(pre))
+        handles.append(module.register_forward_hook(post))
+        if backward and hasattr(module, "register_full_backward_pre_hook"):
+            back_name = name + " backward"
+            back_tokens = threading.local()
+
+            def back_pre(mod, grad_output, _name=back_name, _tokens=back_tokens):
+                stack = getattr(_tokens, "stack", None)
+                if stack is None:
+                    stack = _tokens.stack = []
+                stack.append(_core._begin(_name, "torch"))
+
+            def back_post(mod, grad_input, grad_output, _tokens=back_tokens):
+                stack = getattr(_tokens, "stack", None)
+                if stack:
+                    _core._end(stack.pop())
+
+            handles.append(module.register_full_backward_pre_hook(back_pre))
+            handles.append(module.register_full_backward_hook(back_post))
+    return _Handles(handles)
+
+
+class _Handles:
+    def __init__(self, handles):
+        self._handles = handles
+
+    def remove(self):
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+
+
+def step(number=None, *, allocator_stats=True):
+    """Ends a step: ``gpuprobe.step()``, and the CUDA allocator's statistics as counters when
+    CUDA is in use."""
+    gpuprobe.step() if number is None else gpuprobe.step(number)
+    for watcher in list(_watchers):
+        watcher._collect_metrics()
+    if allocator_stats:
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+            record_allocator_stats()
+
+
+def instrument_optimizer(optimizer, *, allocator_stats=True):
+    """Ends a gpuprobe step after each ``optimizer.step()`` (torch >= 2.0's step hooks)."""
+    if not hasattr(optimizer, "register_step_post_hook"):
+        raise FeatureUnavailable("this torch's optimizers have no register_step_post_hook")
+    return optimizer.register_step_post_hook(lambda *a, **k: step(allocator_stats=allocator_stats))
+
+
+# (counter name, key in torch.cuda.memory_stats)
+ALLOCATOR_COUNTERS = [
+    ("cuda allocated bytes", "allocated_bytes.all.current"),
+    ("cuda reserved bytes", "reserved_bytes.all.current"),
+    ("cuda inactive split bytes", "inactive_split_bytes.all.current"),
+    ("cuda alloc retries", "num_alloc_retries"),
+    ("cuda ooms", "num_ooms"),
+]
+
+
+def record_allocator_stats(device=None):
+    """Records the CUDA caching allocator's statistics of ``device`` as counters (category
+    "alloc"): allocated, reserved, inactive split bytes (fragmentation), alloc retries (each a
+    cache flush and a synchronization), OOMs. Returns the values recorded."""
+    torch = _torch()
+    if not torch.cuda.is_available():
+        raise FeatureUnavailable("CUDA is not available: no caching-allocator statistics")
+    stats = torch.cuda.memory_stats(device)
+    values = {}
+    for name, key in ALLOCATOR_COUNTERS:
+        if key in stats:
+            values[name] = float(stats[key])
+            _core.counter(name, values[name], "alloc")
+    return values
+
+
+# ---- torch.compile ----
+
+
+@dataclasses.dataclass
+class CompileReport:
+    """What torch.compile did while watched."""
+
+    compiles: list  # per frame compile: compile_id, seconds, recompile_reason, graph_breaks, ops
+    graph_breaks: dict  # reason -> count
+    recompiles: list  # {"compile_id", "reason"}
+    cache: dict  # fxgraph / aot_autograd hits and misses
+    eager_fallbacks: int  # frames Dynamo could not compile and ran eagerly
+    recompile_limit_hits: list  # the warnings torch logged
+    compile_seconds: float  # T_compile: time inside compiles
+
+    @property
+    def graph_break_count(self):
+        return sum(self.graph_breaks.values())
+
+
+class _LimitHandler(logging.Handler):
+    def __init__(self, watcher):
+        super().__init__(logging.WARNING)
+        self._watcher = watcher
+
+    def emit(self, record):
+        message = record.getMessage()
+        if "recompile_limit" in message or "cache_size_limit" in message:
+            self._watcher._limit_hits.append(message)
+            _core.instant("recompile limit hit", "compile")
+
+
+_watchers = []  # active CompileWatchers, which step() lets read finished compiles' metrics
+
+
+class CompileWatcher:
+    """Observes torch.compile (Dynamo) through what the installed torch offers: compile
+    start/end callbacks (a "torch.compile <id>" range per frame compile, category "compile"),
+    ``torch._dynamo.utils.counters`` (graph breaks with reasons, cache hits and misses, frames),
+    compilation metrics (durations, recompile reasons) and Dynamo's recompile-limit warning.
+    It only reads; compilation and results are unchanged."""
+
+    def __init__(self):
+        torch = _torch()
+        try:
+            import torch._dynamo.utils as dynamo_utils
+        except ImportError as e:
+            raise FeatureUnavailable(f"torch {torch.__version__} has no torch._dynamo") from e
+        self._utils = dynamo_utils
+        self._counters = getattr(dynamo_utils, "counters", None)
+        self._baseline = self._snapshot()
+        self._limit_hits = []
+        self._tokens = threading.local()
+        self._compile_seconds = 0.0
+        self._starts = {}
+        self._seen_metrics = set()
+        self._metrics = []
+        self.unavailable = []  # what this torch lacks, in words
+        self._callbacks = None
+        try:
+            from torch._dynamo import callback as dynamo_callback
+
+            self._callbacks = dynamo_callback.callback_handler
+            self._callbacks.register_start_callback(self._on_start)
+            self._callbacks.register_end_callback(self._on_end)
+        except (ImportError, AttributeError):
+            self.unavailable.append("compile start/end callbacks (torch < 2.3): no compile ranges")
+        if not hasattr(dynamo_utils, "get_compilation_metrics"):
+            self.unavailable.append("compilation metrics: no recompile reasons or durations")
+        if self._counters is None:
+            self.unavailable.append("dynamo counters: no graph-break reasons or cache counts")
+        _watchers.append(self)
+        self._log_handler = _LimitHandler(self)
+        logging.getLogger("torch._dynamo").addHandler(self._log_handler)
+        for what in self.unavailable:
+            print(f"gpuprobe.torch: watch_compile: unavailable in torch {torch.__version__}: {what}",
+                  file=sys.stderr)
+
+    def _snapshot(self):
+        if self._counters is None:
+            return {}
+        return {k: dict(v) for k, v in list(self._counters.items())}
+
+    @staticmethod
+    def _compile_id(args):
+        # torch >= 2.8 passes CallbackArgs(callback_trigger, compile_id); older, nothing.
+        return str(getattr(args[0], "compile_id", "")) if args else ""
+
+    def _on_start(self, *args):
+        self._collect_metrics()  # the previous compile's record is written after its end
+        compile_id = self._compile_id(args)
+        stack = getattr(self._tokens, "stack", None)
+        if stack is None:
+            stack = self._tokens.stack = []
+        stack.append((_core._begin(f"torch.compile {compile_id}".strip(), "compile"),
+                      time.perf_counter()))
+
+    def _on_end(self, *args):
+        stack = getattr(self._tokens, "stack", None)
+        if not stack:
+            return
+        token, started = stack.pop()
+        _core._end(token)
+        self._compile_seconds += time.perf_counter() - started
+        self._collect_metrics()
+
+    def _collect_metrics(self):
+        get = getattr(self._utils, "get_compilation_metrics", None)
+        if get is None:
+            return
+        for m in get():
+            key = (str(getattr(m, "compile_id", "")), getattr(m, "start_time_us", None))
+            if key in self._seen_metrics:
+                continue
+            self._seen_metrics.add(key)
+            self._metrics.append(m)
+            reason = getattr(m, "recompile_reason", None)
+            if reason:
+                _core.instant(f"recompile {key[0]}: {reason}"[:200], "compile")
+
+    def report(self):
+        """The compile report so far (since watch_compile()). Compiles whose metrics arrived
+        since the last compile or step are also marked in the trace now."""
+        self._collect_metrics()
+        now = self._snapshot()
+
+        def delta(group):
+            before = self._baseline.get(group, {})
+            return {k: v - before.get(k, 0) for k, v in now.get(group, {}).items()
+                    if v - before.get(k, 0) > 0}
+
+        compiles, recompiles = [], []
+        for m in self._metrics:
+            compile_id = str(getattr(m, "compile_id", ""))
+            duration_us = getattr(m, "duration_us", None)
+            reason = getattr(m, "recompile_reason", None)
+            compiles.append({
+                "compile_id": compile_id,
+                "seconds": duration_us / 1e6 if duration_us is not None else None,
+                "recompile_reason": reason,
+                "graph_breaks": getattr(m, "num_graph_breaks", None),
+                "ops": getattr(m, "graph_op_count", None),
+                "fail_type": getattr(m, "fail_type", None),
+            })
+            if reason:
+                recompiles.append({"compile_id": compile_id, "reason": reason})
+        inductor, aot, frames = delta("inductor"), delta("aot_autograd"), delta("frames")
+        cache = {
+            "fxgraph_hit": inductor.get("fxgraph_cache_hit", 0),
+            "fxgraph_miss": inductor.get("fxgraph_cache_miss", 0),
+            "aot_autograd_hit": aot.get("autograd_cache_hit", 0),
+            "aot_autograd_miss": aot.get("autograd_cache_miss", 0),
+        }
+        return CompileReport(
+            compiles=compiles,
+            graph_breaks=delta("graph_break"),
+            recompiles=recompiles,
+            cache=cache,
+            eager_fallbacks=max(frames.get("total", 0) - frames.get("ok", 0), 0),
+            recompile_limit_hits=list(self._limit_hits),
+            compile_seconds=self._compile_seconds,
+        )
+
+    def close(self):
+        """Stops observing (the callbacks and the log handler are removed)."""
+        if self._callbacks is not None:
+            for remove, cb in ((self._callbacks.remove_start_callback, self._on_start),
+                               (self._callbacks.remove_end_callback, self._on_end)):
+                try:
+                    remove(cb)
+                except (AttributeError, ValueError):
+                    pass
+            self._callbacks = None
+        logging.getLogger("torch._dynamo").removeHandler(self._log_handler)
+        if self in _watchers:
+            _watchers.remove(self)
+
+
+def watch_compile():
+    """Starts observing torch.compile; returns a CompileWatcher (``report()``, ``close()``)."""
+    return CompileWatcher()
+
+
+# ---- compiled-vs-eager numerics ----
+
+
+@dataclasses.dataclass
+class Comparison:
+    passed: bool
+    max_abs_error: float
+    max_rel_error: float
+    worst: list  # up to 5 of {"output", "index", "eager", "compiled", "abs_error"}
+    nan_mismatches: int  # positions NaN in one result and not the other
+    inf_mismatches: int
+    eager_seconds: float  # median of the timed runs
+    compiled_seconds: float
+    speedup: float  # S = T_eager / T_compiled
+
+
+def _flatten(value, path="output"):
+    torch = _torch()
+    if isinstance(value, torch.Tensor):
+        return [(path, value)]
+    if isinstance(value, (list, tuple)):
+        return [x for i, v in enumerate(value) for x in _flatten(v, f"{path}[{i}]")]
+    if isinstance(value, dict):
+        return [x for k, v in value.items() for x in _flatten(v, f"{path}[{k!r}]")]
+    return []
+
+
+def _time(fn, inputs, warmup, runs, sync):
+    for _ in range(warmup):
+        fn(*inputs)
+    sync()
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn(*inputs)
+        sync()
+        samples.append(time.perf_counter() - start)
+    samples.sort()
+    return samples[len(samples) // 2]
+
+
+def compare(eager_fn, compiled_fn, *inputs, rtol=1e-5, atol=1e-8, warmup=3, runs=10):
+    """Runs both functions on ``inputs`` and compares every output tensor: max absolute and
+    relative error, the worst positions, NaN/Inf disagreements, pass/fail (all within
+    atol + rtol * |eager|, NaNs and Infs agreeing); then times both (median of ``runs`` after
+    ``warmup``, synchronizing CUDA) for the speedup S = T_eager / T_compiled."""
+    torch = _torch()
+    with torch.no_grad():
+        eager_out = _flatten(eager_fn(*inputs))
+        compiled_out = _flatten(compiled_fn(*inputs))
+    if [p for p, _ in eager_out] != [p for p, _ in compiled_out]:
+        raise ValueError("compare: the two functions return different structures")
+    max_abs = max_rel = 0.0
+    worst = []
+    nan_bad = inf_bad = 0
+    passed = True
+    for (path, e), (_, c) in zip(eager_out, compiled_out):
+        if e.shape != c.shape:
+            raise ValueError(f"compare: {path} has shape {tuple(e.shape)} eagerly, "
+                             f"{tuple(c.shape)} compiled")
+        e64, c64 = e.detach().double().cpu(), c.detach().double().cpu()
+        nan_bad += int((torch.isnan(e64) != torch.isnan(c64)).sum())
+        inf_bad += int((torch.isinf(e64) != torch.isinf(c64)).sum())
+        finite = torch.isfinite(e64) & torch.isfinite(c64)
+        diff = torch.where(finite, (e64 - c64).abs(), torch.zeros_like(e64))
+        rel = diff / e64.abs().clamp_min(torch.finfo(torch.float64).tiny)
+        same_inf = torch.isinf(e64) & (e64 == c64)
+        ok = finite & (diff <= atol + rtol * e64.abs()) | torch.isnan(e64) & torch.isnan(c64) | same_inf
+        passed = passed and bool(ok.all())
+        if diff.numel():
+            max_abs = max(max_abs, float(diff.max()))
+            max_rel = max(max_rel, float(torch.where(finite, rel, torch.zeros_like(rel)).max()))
+            flat = diff.flatten()
+            for i in torch.topk(flat, min(5, flat.numel())).indices.tolist():
+                index = tuple(int(x) for x in torch.unravel_index(torch.tensor(i), e64.shape))
+                worst.append({"output": path, "index": index, "eager": float(e64[index]),
+                              "compiled": float(c64[index]), "abs_error": float(flat[i])})
+    worst = sorted(worst, key=lambda w: -w["abs_error"])[:5]
+    passed = passed and nan_bad == 0 and inf_bad == 0
+    cuda = torch.cuda.is_available() and any(t.is_cuda for _, t in eager_out)
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    with torch.no_grad():
+        t_eager = _time(eager_fn, inputs, warmup, runs, sync)
+        t_compiled = _time(compiled_fn, inputs, warmup, runs, sync)
+    return Comparison(passed=passed, max_abs_error=max_abs, max_rel_error=max_rel, worst=worst,
+                      nan_mismatches=nan_bad, inf_mismatches=inf_bad, eager_seconds=t_eager,
+                      compiled_seconds=t_compiled,
+                      speedup=t_eager / t_compiled if t_compiled > 0 else math.inf)

@@ -1,0 +1,154 @@
+"""`import gpuprobe`: the C++ library's API from Python — sessions, ranges (context manager and
+decorator), instants, counters, steps, GC pauses, the GPUPROBE variable, the profiling schedule —
+with Python and C++ events in the same rings and files."""
+import gc
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import gpuprobe
+from trace_util import inside, load_events, named
+
+
+def test_python_and_cpp_ranges_nest_on_one_timeline(tmp_path):
+    path = tmp_path / "t.json"
+
+    def python_inner():
+        with gpuprobe.range("python inner"):
+            return 42
+
+    with gpuprobe.Session(f"chrome={path}"):
+        with gpuprobe.range("python outer"):
+            assert gpuprobe._core._cpp_scope("cpp middle", python_inner) == 42
+            gpuprobe.range("unused")  # creating a range records nothing
+    events = load_events(path)
+    outer = named(events, "python outer")[0]
+    middle = named(events, "cpp middle")[0]
+    inner = named(events, "python inner")[0]
+    assert outer["cat"] == "python" and middle["cat"] == "user_annotation"
+    assert inside(middle, outer) and inside(inner, middle)
+    assert not named(events, "unused")
+
+
+def test_context_manager_decorator_instant_counter_step(tmp_path):
+    path = tmp_path / "t.json"
+
+    @gpuprobe.range("fib")
+    def fib(n):
+        return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+    with gpuprobe.Session(f"chrome={path}"):
+        with gpuprobe.range("work", "app"):
+            assert fib(5) == 5
+            gpuprobe.instant("checkpoint")
+            gpuprobe.counter("queue", 7)
+        gpuprobe.step()
+        with gpuprobe.range("second step"):
+            pass
+        gpuprobe.step()
+    events = load_events(path)
+    work = named(events, "work")[0]
+    fibs = named(events, "fib")
+    assert len(fibs) == 15  # calls of fib(5), recursion included
+    assert all(inside(f, work) for f in fibs)
+    assert fib.__name__ == "fib"  # functools.wraps
+    assert named(events, "checkpoint")[0]["ph"] == "i"
+    assert named(events, "queue")[0]["args"]["queue"] == 7
+    steps = [e for e in events if e["name"].startswith("ProfilerStep#")]
+    assert [s["name"] for s in steps] == ["ProfilerStep#0", "ProfilerStep#1"]
+    assert inside(work, steps[0]) and inside(named(events, "second step")[0], steps[1])
+
+
+def test_threads_record_their_own_ranges(tmp_path):
+    path = tmp_path / "t.json"
+
+    def worker(i):
+        gpuprobe.set_thread_name(f"worker {i}")
+        for _ in range(100):
+            with gpuprobe.range("job"):
+                pass
+
+    with gpuprobe.Session(f"chrome={path}") as s:
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        stats = s.stats()
+    assert len(named(load_events(path), "job")) == 400
+    assert stats["dropped"] == 0
+
+
+def test_gc_pauses_are_ranges_with_counts(tmp_path):
+    path = tmp_path / "t.json"
+    gpuprobe.watch_gc()
+    try:
+        with gpuprobe.Session(f"chrome={path}"):
+            garbage = [[] for _ in range(1000)]
+            for g in garbage:
+                g.append(g)  # cycles only the collector frees
+            del garbage
+            gc.collect()
+    finally:
+        gpuprobe.unwatch_gc()
+    events = load_events(path)
+    pauses = named(events, "gc gen2")
+    assert pauses and pauses[0]["cat"] == "gc" and pauses[0]["dur"] > 0
+    collected = [e["args"]["gc collected"] for e in named(events, "gc collected")]
+    assert max(collected) >= 1000
+
+
+def test_errors_are_python_exceptions(tmp_path):
+    with pytest.raises(ValueError, match="ring"):
+        gpuprobe.Session("ring=lots")
+    with pytest.raises(ValueError, match="unknown config key 'bogus'"):
+        gpuprobe.Session("bogus=1")
+    with pytest.raises(RuntimeError, match="cannot"):
+        gpuprobe.Session("chrome=/proc/nope/t.json")
+    with pytest.raises(ValueError, match="category"):
+        gpuprobe.range("x", "nonsense")
+    with pytest.raises(TypeError):
+        gpuprobe.range(42)
+    with gpuprobe.Session(f"chrome={tmp_path / 'a.json'}"):
+        with pytest.raises(RuntimeError, match="already recording"):
+            gpuprobe.Session(f"chrome={tmp_path / 'b.json'}")
+
+
+def test_exceptions_inside_ranges_propagate_and_are_recorded(tmp_path):
+    path = tmp_path / "t.json"
+    with gpuprobe.Session(f"chrome={path}"):
+        with pytest.raises(KeyError):
+            with gpuprobe.range("raises"):
+                raise KeyError("x")
+    assert named(load_events(path), "raises")
+
+
+def test_environment_variable_starts_a_session(tmp_path):
+    path = tmp_path / "env.json"
+    code = "import gpuprobe\nwith gpuprobe.range('from env'):\n    pass\n"
+    env = dict(os.environ, GPUPROBE=f"chrome={path}")
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+    assert named(load_events(path), "from env")
+
+
+def test_schedule_writes_one_trace_per_active_window(tmp_path):
+    sched = gpuprobe.schedule(wait=1, warmup=1, active=2, repeat=2)
+    actions = [sched(i).name for i in range(10)]
+    assert actions == ["NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE"] * 2 + ["NONE", "NONE"]
+    out = tmp_path / "tb"
+    with gpuprobe.profile(schedule=sched,
+                          on_trace_ready=gpuprobe.tensorboard_trace_handler(str(out))) as prof:
+        for i in range(10):
+            with gpuprobe.range(f"step body {i}"):
+                pass
+            prof.step()
+    files = sorted(out.iterdir())
+    assert len(files) == 2 and all(f.name.endswith(".pt.trace.json") for f in files)
+    windows = [load_events(f) for f in files]
+    bodies = [sorted(e["name"] for e in w if e["name"].startswith("step body")) for w in windows]
+    assert bodies == [["step body 2", "step body 3"], ["step body 6", "step body 7"]]
+    steps = [sorted(e["name"] for e in w if e["name"].startswith("ProfilerStep")) for w in windows]
+    assert steps == [["ProfilerStep#2", "ProfilerStep#3"], ["ProfilerStep#6", "ProfilerStep#7"]]
