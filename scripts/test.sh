@@ -26,7 +26,7 @@ run_python_tests() {
   if [ ! -x build/examples/demo ] || [ ! -x build/gpuprobe ]; then
     cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build build || return 1
   fi
-  GPUPROBE_BUILD_DIR=build .venv/bin/python -m pytest -q -p no:logging test/python 2>&1 | tee build/pytest.log
+  GPUPROBE_BUILD_DIR=build .venv/bin/python -m pytest -q -rs -p no:logging test/python 2>&1 | tee build/pytest.log
 }
 
 for config in "${configs[@]}"; do

@@ -61,6 +61,16 @@ if [ -x build-gpu/bench/gpu/launch_bench ]; then
 fi
 python3 bench/gpu/torch_profiler_launch.py 2>&1 | tail -2 | tee "$out/torch_profiler.txt"
 
+echo "== python: the package over torch's CUDA build"
+# The machine has torch but no network: build tools and pytest travel as wheels in .deps/wheels.
+venv=/tmp/gpuprobe-venv
+python3 -m venv --system-site-packages "$venv"
+"$venv/bin/pip" install -q --no-index --find-links .deps/wheels scikit-build-core pybind11 pytest 2>&1 | tail -2
+"$venv/bin/pip" install -q --no-index --no-build-isolation . 2>&1 | tail -5
+GPUPROBE_BUILD_DIR=build-gpu "$venv/bin/python" -m pytest -q -rs -p no:logging test/python/test_torch_cuda.py \
+  test/python/test_python_api.py test/python/test_torch_integration.py 2>&1 | tee "$out/pytest.log" | tail -15
+"$venv/bin/python" bench/python/range_bench.py --json "$out/python_bench.json" 2>&1 | tee "$out/python_bench.txt"
+
 echo "== summary"
 printf '%-28s %s\n' "ctest" "$(grep -E 'tests passed' "$out/ctest.log" | tail -1)"
 printf '%-28s %s\n' "cupti_gpu_test" "$(tail -1 "$out/cupti_gpu_test.log")"
@@ -71,3 +81,5 @@ printf '%-28s %s\n' "launch cost ratios" "$(grep 'raw CUPTI added' "$out/launch_
 printf '%-28s %s\n' "after stop" "$(grep "after gpuprobe stop /" "$out/launch_bench.txt" 2>/dev/null)"
 printf '%-28s %s\n' "1M launches" "$(grep '^1M launches' "$out/launch_bench.txt" 2>/dev/null)"
 printf '%-28s %s\n' "torch.profiler" "$(tail -1 "$out/torch_profiler.txt" 2>/dev/null)"
+printf '%-28s %s\n' "python tests" "$(tail -1 "$out/pytest.log" 2>/dev/null)"
+printf '%-28s %s\n' "python range (recording)" "$(grep 'gpuprobe.range, recording' "$out/python_bench.txt" 2>/dev/null)"
