@@ -2,10 +2,11 @@
 # Builds gpuprobe on the GPU machine, runs every test (the GPU ones included) and the benchmarks,
 # and prints a short table last. Debian packages the machine lacks travel as .deb files in .deps/
 # (git-ignored; `apt-get download` them there) and are unpacked into a private prefix.
-#   test/gpu/run.sh            (writes logs under $OUT when set)
+#   test/gpu/run.sh [all|python]   (writes logs under $OUT when set; python: that part only)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/gpuprobe-gpu-out}
+part=${1:-all}
 mkdir -p "$out"
 prefix=/tmp/gpuprobe-deps
 
@@ -34,6 +35,7 @@ if [ -d "$prefix/usr/lib/x86_64-linux-gnu" ] && [ ! -e "$prefix/usr/lib/x86_64-l
 fi
 export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 
+if [ "$part" = all ]; then
 echo "== build"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix/usr" \
   -DCMAKE_CUDA_ARCHITECTURES=90 2>&1 | grep -E "gpuprobe|Catch2|CUDA compiler identification|Error" | tee "$out/configure.log"
@@ -61,15 +63,22 @@ if [ -x build-gpu/bench/gpu/launch_bench ]; then
 fi
 python3 bench/gpu/torch_profiler_launch.py 2>&1 | tail -2 | tee "$out/torch_profiler.txt"
 
+fi
+
 echo "== python: the package over torch's CUDA build"
-# The machine has torch but no network: build tools and pytest travel as wheels in .deps/wheels.
-venv=/tmp/gpuprobe-venv
-python3 -m venv --system-site-packages "$venv"
-"$venv/bin/pip" install -q --no-index --find-links .deps/wheels scikit-build-core pybind11 pytest 2>&1 | tail -2
-"$venv/bin/pip" install -q --no-index --no-build-isolation . 2>&1 | tail -5
-GPUPROBE_BUILD_DIR=build-gpu "$venv/bin/python" -m pytest -q -rs -p no:logging test/python/test_torch_cuda.py \
-  test/python/test_python_api.py test/python/test_torch_integration.py 2>&1 | tee "$out/pytest.log" | tail -15
-"$venv/bin/python" bench/python/range_bench.py --json "$out/python_bench.json" 2>&1 | tee "$out/python_bench.txt"
+# The machine's python3 (a venv holding torch) has no network: build tools and pytest travel as
+# wheels in .deps/wheels and go, like the package, into directories on PYTHONPATH.
+deps=/tmp/gpuprobe-pydeps
+pkg=/tmp/gpuprobe-py
+rm -rf "$pkg"
+python3 -m pip install -q --no-index --find-links .deps/wheels --target "$deps" \
+  scikit-build-core pybind11 pytest 2>&1 | tail -2
+PYTHONPATH="$deps" python3 -m pip install -q --no-index --no-build-isolation --target "$pkg" . 2>&1 | tail -5
+PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu python3 -m pytest -q -rs -p no:logging \
+  -p no:cacheprovider test/python/test_torch_cuda.py test/python/test_python_api.py \
+  test/python/test_torch_integration.py 2>&1 | tee "$out/pytest.log" | tail -15
+PYTHONPATH="$pkg" python3 bench/python/range_bench.py --json "$out/python_bench.json" 2>&1 |
+  tee "$out/python_bench.txt"
 
 echo "== summary"
 printf '%-28s %s\n' "ctest" "$(grep -E 'tests passed' "$out/ctest.log" | tail -1)"
