@@ -36,33 +36,32 @@ fi
 export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 
 if [ "$part" = all ]; then
-echo "== build"
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix/usr" \
-  -DCMAKE_CUDA_ARCHITECTURES=90 2>&1 | grep -E "gpuprobe|Catch2|CUDA compiler identification|Error" | tee "$out/configure.log"
-cmake --build build-gpu 2>&1 | tail -3 | tee "$out/build.log"
+  echo "== build"
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix/usr" \
+    -DCMAKE_CUDA_ARCHITECTURES=90 2>&1 | grep -E "gpuprobe|Catch2|CUDA compiler identification|Error" | tee "$out/configure.log"
+  cmake --build build-gpu 2>&1 | tail -3 | tee "$out/build.log"
 
-echo "== tests"
-ctest --test-dir build-gpu --output-on-failure -j8 2>&1 | tee "$out/ctest.log" | tail -15
-echo "== GPU test output"
-GPUPROBE_GPU_TEST_TRACE="$out/gpu_test_trace.json" build-gpu/test/gpu/cupti_gpu_test 2>&1 | tee "$out/cupti_gpu_test.log" | tail -15
+  echo "== tests"
+  ctest --test-dir build-gpu --output-on-failure -j8 2>&1 | tee "$out/ctest.log" | tail -15
+  echo "== GPU test output"
+  GPUPROBE_GPU_TEST_TRACE="$out/gpu_test_trace.json" build-gpu/test/gpu/cupti_gpu_test 2>&1 | tee "$out/cupti_gpu_test.log" | tail -15
 
-echo "== demo"
-build-gpu/examples/demo "$out/demo_trace.json" 2>&1 | tee "$out/demo.txt" | tail -30
+  echo "== demo"
+  build-gpu/examples/demo "$out/demo_trace.json" 2>&1 | tee "$out/demo.txt" | tail -30
 
-echo "== benchmarks"
-if [ -x build-gpu/bench/range_bench ]; then
-  build-gpu/bench/range_bench --benchmark_min_time=0.2 --benchmark_repetitions=3 \
-    --benchmark_report_aggregates_only=true --benchmark_out="$out/bench.json" \
-    --benchmark_out_format=json >/dev/null 2>&1
-  python3 bench/summarize.py "$out/bench.json" | tee "$out/bench.txt"
-fi
+  echo "== benchmarks"
+  if [ -x build-gpu/bench/range_bench ]; then
+    build-gpu/bench/range_bench --benchmark_min_time=0.2 --benchmark_repetitions=3 \
+      --benchmark_report_aggregates_only=true --benchmark_out="$out/bench.json" \
+      --benchmark_out_format=json >/dev/null 2>&1
+    python3 bench/summarize.py "$out/bench.json" | tee "$out/bench.txt"
+  fi
 
-echo "== GPU launch benchmark"
-if [ -x build-gpu/bench/gpu/launch_bench ]; then
-  build-gpu/bench/gpu/launch_bench 2>&1 | tee "$out/launch_bench.txt" | tail -14
-fi
-python3 bench/gpu/torch_profiler_launch.py 2>&1 | tail -2 | tee "$out/torch_profiler.txt"
-
+  echo "== GPU launch benchmark"
+  if [ -x build-gpu/bench/gpu/launch_bench ]; then
+    build-gpu/bench/gpu/launch_bench 2>&1 | tee "$out/launch_bench.txt" | tail -14
+  fi
+  python3 bench/gpu/torch_profiler_launch.py 2>&1 | tail -2 | tee "$out/torch_profiler.txt"
 fi
 
 echo "== python: the package over torch's CUDA build"
