@@ -190,7 +190,8 @@ class CompileWatcher:
         self._tokens = threading.local()
         self._compile_seconds = 0.0
         self._starts = {}
-        self._seen_metrics = set()
+        # Compiles before watching (the record is process-wide and survives dynamo.reset()).
+        self._seen_metrics = {self._metric_key(m) for m in self._all_metrics()}
         self._metrics = []
         self.unavailable = []  # what this torch lacks, in words
         self._callbacks = None
@@ -241,12 +242,17 @@ class CompileWatcher:
         self._compile_seconds += time.perf_counter() - started
         self._collect_metrics()
 
-    def _collect_metrics(self):
+    def _all_metrics(self):
         get = getattr(self._utils, "get_compilation_metrics", None)
-        if get is None:
-            return
-        for m in get():
-            key = (str(getattr(m, "compile_id", "")), getattr(m, "start_time_us", None))
+        return list(get()) if get is not None else []
+
+    @staticmethod
+    def _metric_key(m):
+        return (str(getattr(m, "compile_id", "")), getattr(m, "start_time_us", None))
+
+    def _collect_metrics(self):
+        for m in self._all_metrics():
+            key = self._metric_key(m)
             if key in self._seen_metrics:
                 continue
             self._seen_metrics.add(key)
