@@ -26,8 +26,9 @@ thread_local std::vector<ManualRange> t_open;
 
 std::optional<Category> category_from(std::string_view name) {
   static const std::pair<std::string_view, Category> kNames[] = {
-      {"app", Category::kApp},         {"step", Category::kStep},     {"python", Category::kPython},
-      {"torch", Category::kTorch},     {"compile", Category::kCompile}, {"gc", Category::kGc},
+      {"app", Category::kApp},         {"step", Category::kStep},
+      {"python", Category::kPython},   {"torch", Category::kTorch},
+      {"compile", Category::kCompile}, {"gc", Category::kGc},
       {"alloc", Category::kAllocator}, {"cuda", Category::kCuda}};
   for (const auto& [n, c] : kNames) {
     if (n == name) return c;
@@ -51,8 +52,7 @@ void end_range(std::size_t depth) {
 // ---- the Range type (CPython API) ----
 
 struct RangeObject {
-  PyObject_HEAD
-  PyObject* name;  // str
+  PyObject_HEAD PyObject* name;  // str
   Category category;
   // The depths of this thread's range stack at which this object is entered: usually one, more
   // when a decorated function recurses (those beyond the first go to `deeper`). Exiting ends the
@@ -167,11 +167,12 @@ PyType_Slot kRangeSlots[] = {
     {Py_tp_call, reinterpret_cast<void*>(range_call)},
     {Py_tp_methods, kRangeMethods},
     {Py_tp_getset, kRangeGetSet},
-    {Py_tp_doc, const_cast<char*>(
-                    "range(name, category='python'): `with gpuprobe.range(\"name\"):` or "
-                    "`@gpuprobe.range(\"name\")`. Recorded from entering to exiting, on the "
-                    "current thread, in the same rings as C++ ranges, if a session records its "
-                    "category (app, step, python, torch, compile, gc, alloc, cuda, user0..user7).")},
+    {Py_tp_doc,
+     const_cast<char*>(
+         "range(name, category='python'): `with gpuprobe.range(\"name\"):` or "
+         "`@gpuprobe.range(\"name\")`. Recorded from entering to exiting, on the "
+         "current thread, in the same rings as C++ ranges, if a session records its "
+         "category (app, step, python, torch, compile, gc, alloc, cuda, user0..user7).")},
     {0, nullptr}};
 
 PyType_Spec kRangeSpec = {"gpuprobe.range", sizeof(RangeObject), 0, Py_TPFLAGS_DEFAULT,
@@ -258,8 +259,9 @@ PYBIND11_MODULE(_core, m) {
     g_decorate = fn.release().ptr();
   });
 
-  py::class_<Session>(m, "Session", "A recording session configured by a string, e.g. "
-                                    "'chrome=trace.json,perfetto=trace.pftrace'.")
+  py::class_<Session>(m, "Session",
+                      "A recording session configured by a string, e.g. "
+                      "'chrome=trace.json,perfetto=trace.pftrace'.")
       .def(py::init([](const std::string& config) {
              auto s = std::make_unique<Session>(config);
              if (!s->ok()) {
@@ -273,8 +275,8 @@ PYBIND11_MODULE(_core, m) {
              return s;
            }),
            py::arg("config"))
-      .def("__enter__", [](Session& s) -> Session& { return s; },
-           py::return_value_policy::reference)
+      .def(
+          "__enter__", [](Session& s) -> Session& { return s; }, py::return_value_policy::reference)
       .def("__exit__",
            [](Session& s, py::args) {
              const Status st = s.stop();
@@ -282,25 +284,32 @@ PYBIND11_MODULE(_core, m) {
              return false;
            })
       .def_property_readonly("running", &Session::running)
-      .def("stop",
-           [](Session& s) {
-             const Status st = s.stop();
-             if (!st.ok()) throw std::runtime_error(st.message());
-           },
-           "Stops recording and writes the outputs; raises RuntimeError if an output failed.")
+      .def(
+          "stop",
+          [](Session& s) {
+            const Status st = s.stop();
+            if (!st.ok()) throw std::runtime_error(st.message());
+          },
+          "Stops recording and writes the outputs; raises RuntimeError if an output failed.")
       .def("flush", &Session::flush, "Hands what was recorded so far to the outputs.")
       .def("stats", [](const Session& s) { return stats_dict(s.stats()); })
       .def_static("help", &Session::help, "The config keys, generated from the option table.");
 
-  m.def("instant", [](const std::string& name, const std::string& category) {
+  m.def(
+      "instant",
+      [](const std::string& name, const std::string& category) {
         instant(name, category_or_raise(category));
       },
       py::arg("name"), py::arg("category") = "python");
-  m.def("counter", [](const std::string& name, double value, const std::string& category) {
+  m.def(
+      "counter",
+      [](const std::string& name, double value, const std::string& category) {
         counter(name, value, category_or_raise(category));
       },
       py::arg("name"), py::arg("value"), py::arg("category") = "python");
-  m.def("step", [](py::object number) {
+  m.def(
+      "step",
+      [](py::object number) {
         if (number.is_none()) {
           step();
         } else {

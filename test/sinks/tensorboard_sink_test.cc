@@ -12,8 +12,10 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "gpuprobe/gpuprobe.hpp"
 #include "sinks/crc32c.h"
 #include "support/catch.hpp"
 #include "tensorboard_event.pb.h"
@@ -253,6 +255,38 @@ TEST_CASE("a step waits for GPU records that reach its end, and for a later batc
   std::vector<Event> late = {Event{EventType::kRange, 0, &kLoad, 10, 20, 0.0}};
   summaries.add(EventBatch{late.data(), late.size(), &t.time, &t.threads});
   CHECK(summaries.late() == 1);
+}
+
+TEST_CASE("a live session: one summary per gpuprobe::step(), written while the session runs") {
+  const fs::path dir = fs::temp_directory_path() / ("tb_live_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  Session session("tensorboard=" + dir.string() + ",flush_ms=2");
+  REQUIRE(session.ok());
+  for (int i = 0; i < 5; ++i) {
+    {
+      GPUPROBE_RANGE("work");
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    step();
+  }
+  // Steps reach the file as the collector drains, before the session stops: TensorBoard shows a
+  // live run.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const std::size_t before_stop = read_events(only_file(dir, "events.out.tfevents.")).size();
+  CHECK(before_stop >= 2);
+  REQUIRE(session.stop().ok());
+  const std::vector<tensorboard::Event> events =
+      read_events(only_file(dir, "events.out.tfevents."));
+  REQUIRE(events.size() == 6);
+  for (std::size_t i = 1; i < events.size(); ++i) {
+    CHECK(events[i].step() == static_cast<std::int64_t>(i - 1));
+    std::map<std::string, float> values;
+    for (const auto& v : events[i].summary().value()) values[v.tag()] = v.simple_value();
+    CHECK(values["step/time_ms"] >= 2.0f);
+    CHECK(values["ranges/work/count"] == 1);
+    CHECK(values["ranges/work/p50_ms"] >= 2.0f);
+  }
+  fs::remove_all(dir);
 }
 
 TEST_CASE("without steps the session is one step; unwritable log directories are an error") {
