@@ -3,6 +3,7 @@
 //   gpuprobe info FILE            what a trace holds
 //   gpuprobe dump FILE            every event as a line of text
 //   gpuprobe convert IN OUT       Chrome JSON <-> Perfetto; either -> TensorBoard
+//   gpuprobe report FILE [...]    where time went and why latency jittered
 #include <unistd.h>
 
 #include <chrono>
@@ -16,6 +17,8 @@
 #include "core/sink_registry.h"
 #include "gpuprobe/version.hpp"
 #include "readers/trace_file.h"
+#include "report/trace_report.h"
+#include "tools/report_output.h"
 #include "tools/trace_dump_sink.h"
 #include "tools/trace_summary_sink.h"
 
@@ -123,6 +126,73 @@ int convert(const std::vector<std::string>& args) {
   return 0;
 }
 
+int report_command(const std::vector<std::string>& args) {
+  report::ReportOptions options;
+  TextOptions text;
+  bool json = false;
+  std::string file, steps;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const bool has_value = i + 1 < args.size();
+    if (a == "--json") {
+      json = true;
+    } else if (a == "--limit" && has_value) {
+      text.limit = std::strtoul(args[++i].c_str(), nullptr, 10);
+    } else if (a == "--sort" && has_value) {
+      text.sort = args[++i];
+      if (text.sort != "total" && text.sort != "calls" && text.sort != "mean" &&
+          text.sort != "max" && text.sort != "p99") {
+        std::fprintf(stderr, "gpuprobe: --sort takes total, calls, mean, max or p99\n");
+        return 2;
+      }
+    } else if (a == "--latency" && has_value) {
+      options.latency_name = args[++i];
+    } else if (a == "--steps" && has_value) {
+      steps = args[++i];
+    } else if (a == "--threshold-ms" && has_value) {
+      options.outlier_threshold_ms = std::strtod(args[++i].c_str(), nullptr);
+    } else if (a.rfind("--", 0) != 0 && file.empty()) {
+      file = a;
+    } else {
+      std::fprintf(stderr, "gpuprobe: report: unknown or incomplete option '%s'\n", a.c_str());
+      return 2;
+    }
+  }
+  if (file.empty()) {
+    std::fprintf(
+        stderr,
+        "usage: gpuprobe report FILE [--json] [--limit N] [--sort total|calls|mean|max|p99] "
+        "[--steps FIRST-LAST] [--latency RANGE] [--threshold-ms MS]\n");
+    return 2;
+  }
+  if (!steps.empty()) {
+    // A first pass finds the steps' span, as HTA analyses chosen iterations.
+    long long first = 0, last = 0;
+    if (std::sscanf(steps.c_str(), "%lld-%lld", &first, &last) != 2 || first > last) {
+      std::fprintf(stderr, "gpuprobe: --steps takes FIRST-LAST, e.g. 2-5\n");
+      return 2;
+    }
+    report::StepWindow window(first, last);
+    if (Status s = readers::read_trace_file(file, window); !s.ok()) return fail(s);
+    if (!window.found()) {
+      std::fprintf(stderr, "gpuprobe: %s has no ProfilerStep#%lld..#%lld\n", file.c_str(), first,
+                   last);
+      return 1;
+    }
+    options.window_begin_ns = window.begin_ns;
+    options.window_end_ns = window.end_ns;
+  }
+  report::TraceReport sink(options);
+  const Status s = readers::read_trace_file(file, sink);
+  if (!s.ok()) return fail(s);
+  if (json) {
+    std::printf("%s\n", report_json(sink.result()).c_str());
+  } else {
+    print_report(sink.result(), text, stdout);
+  }
+  return 0;
+}
+
 const Command kCommands[] = {
     {"info", "FILE",
      "what a trace holds: duration, events per category, steps, threads, devices, drops", info},
@@ -131,6 +201,11 @@ const Command kCommands[] = {
      "convert a trace: Chrome JSON <-> Perfetto, either -> TensorBoard; OUT's name picks the "
      "format (.json[.gz], .pftrace[.gz], DIR/)",
      convert},
+    {"report", "FILE ...",
+     "where time went and why latency jittered: kernel and range tables, GPU idle breakdown, "
+     "latency percentiles, outliers and what overlapped them; --json, --limit N, --sort KEY, "
+     "--steps FIRST-LAST, --latency RANGE, --threshold-ms MS",
+     report_command},
 };
 
 void usage(std::FILE* f) {
@@ -156,8 +231,9 @@ int main_impl(int argc, char** argv) {
   for (const Command& c : kCommands) {
     if (std::strcmp(argv[1], c.name) != 0) continue;
     const std::vector<std::string> args(argv + 2, argv + argc);
-    const std::size_t wanted = std::strchr(c.args, ' ') != nullptr ? 2 : 1;
-    if (args.size() != wanted) {
+    const bool options = std::strstr(c.args, "...") != nullptr;
+    const std::size_t wanted = std::strchr(c.args, ' ') != nullptr && !options ? 2 : 1;
+    if (options ? args.size() < wanted : args.size() != wanted) {
       std::fprintf(stderr, "usage: gpuprobe %s %s\n", c.name, c.args);
       return 2;
     }

@@ -1,0 +1,158 @@
+// `gpuprobe report`: what a trace says about where time went and why latency jittered. A Sink,
+// so it reads any trace format in one streaming pass; it keeps per-name statistics (fixed size),
+// the slowest instances of each range name, the intervals that can explain an outlier (GC,
+// compiles, allocator calls, synchronizations, large copies) and GPU work per stream — so memory
+// grows with what it keeps, not with the file.
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gpuprobe/sink.hpp"
+#include "report/log_histogram.h"
+
+namespace gpuprobe::report {
+
+struct ReportOptions {
+  std::int64_t tiny_kernel_ns = 10'000;     // "tiny": shorter than this
+  std::int64_t consecutive_kernel_ns = 30;  // HTA's consecutive_kernel_delay (kernel wait)
+  std::int64_t large_copy_bytes = 1 << 20;  // copies worth naming as jitter causes
+  std::string latency_name;                 // the range whose outliers are explained; "" = auto
+  double outlier_threshold_ms = 0;          // 0: above P99
+  std::size_t keep_slowest = 64;            // slowest instances kept per range name
+  // Only events that start within [window_begin_ns, window_end_ns) (wall-clock ns), e.g. some
+  // steps' span; the default takes everything.
+  std::int64_t window_begin_ns = INT64_MIN, window_end_ns = INT64_MAX;
+};
+
+// The wall-clock span of steps first..last (ProfilerStep#N) in a trace: a Sink for a first pass.
+class StepWindow : public Sink {
+ public:
+  StepWindow(std::int64_t first, std::int64_t last) : first_(first), last_(last) {}
+  Status open(const TraceInfo&) override { return {}; }
+  Status write(const EventBatch& batch) override;
+  Status close(const Stats&, const TimeBase&) override { return {}; }
+  bool found() const { return begin_ns <= end_ns; }
+  std::int64_t begin_ns = INT64_MAX, end_ns = INT64_MIN;
+
+ private:
+  std::int64_t first_, last_;
+};
+
+struct NameStats {
+  std::string name;
+  std::uint64_t count = 0;
+  std::int64_t total_ns = 0, min_ns = INT64_MAX, max_ns = 0;
+  std::int64_t gpu_ns = 0;  // ranges: GPU time of the kernels they launched
+  std::unique_ptr<LogHistogram> histogram = std::make_unique<LogHistogram>();
+  struct Instance {
+    std::int64_t begin, end;
+    std::uint32_t thread;
+  };
+  std::vector<Instance> slowest;  // a min-heap on duration
+  // The duration at quantile q, within [min, max] (the histogram's bucket middles may not be).
+  double quantile_ns(double q) const {
+    const double v = histogram->quantile_ns(q);
+    return v < static_cast<double>(min_ns)   ? static_cast<double>(min_ns)
+           : v > static_cast<double>(max_ns) ? static_cast<double>(max_ns)
+                                             : v;
+  }
+  void add(std::int64_t begin, std::int64_t end, std::uint32_t thread, std::size_t keep);
+};
+
+struct StreamStats {
+  std::uint32_t device = 0, stream = 0;
+  std::int64_t first_ns = 0, last_ns = 0, busy_ns = 0;
+  std::int64_t host_wait_ns = 0, kernel_wait_ns = 0, other_idle_ns = 0;
+  std::uint64_t kernels = 0;
+};
+
+// A cause of latency an outlier overlapped, and for how long.
+struct CauseOverlap {
+  std::string cause;
+  std::int64_t overlap_ns = 0;
+  std::uint64_t events = 0;
+};
+
+struct Outlier {
+  std::int64_t begin_ns = 0, duration_ns = 0;
+  std::string thread;
+  std::vector<CauseOverlap> causes;  // by overlap, largest first
+};
+
+struct LatencyRow {
+  std::string name;
+  std::uint64_t count = 0;
+  double p50_ms = 0, p90_ms = 0, p99_ms = 0, p999_ms = 0, max_ms = 0;
+};
+
+// Everything the report shows, computed by TraceReport::finish().
+struct ReportResult {
+  std::int64_t start_ns = 0, end_ns = 0;
+  std::uint64_t events = 0;
+  std::vector<const NameStats*> kernels, ranges;  // sorted by total time
+  std::int64_t gpu_kernel_ns = 0;
+  std::vector<StreamStats> streams;
+  std::map<std::uint32_t, double> device_busy_percent;
+  std::uint64_t tiny_kernels = 0;
+  std::int64_t tiny_kernel_ns = 0;
+  std::uint64_t launches = 0;
+  double launch_delay_p50_us = 0, launch_delay_p99_us = 0, launch_delay_max_us = 0;
+  std::vector<LatencyRow> latency;
+  std::string latency_name;
+  double outlier_threshold_ms = 0;
+  std::vector<Outlier> outliers;
+  std::vector<CauseOverlap> cause_summary;  // over all outliers
+  std::string verdict;                      // what bounds the program, in a sentence
+  std::vector<DeviceInfo> devices;
+  std::uint64_t dropped = 0, gpu_dropped = 0;
+};
+
+class TraceReport : public Sink {
+ public:
+  explicit TraceReport(ReportOptions options = {}) : options_(std::move(options)) {}
+
+  Status open(const TraceInfo& info) override;
+  Status write(const EventBatch& batch) override;
+  Status close(const Stats& stats, const TimeBase& time) override;
+
+  // Valid after close().
+  const ReportResult& result() const { return result_; }
+
+ private:
+  enum Cause { kGc, kCompile, kAllocator, kSync, kLargeCopy, kCauses };
+  struct Interval {
+    std::int64_t begin, end;
+  };
+  struct KernelSpan {
+    std::int64_t start, end;
+    std::uint32_t correlation;
+  };
+
+  NameStats& stats_for(std::unordered_map<std::string, NameStats>& table, const char* name);
+  void add_gpu(const GpuActivity& a, std::int64_t begin, std::int64_t end);
+  void finish();
+  void explain_outliers();
+
+  ReportOptions options_;
+  TraceInfo info_;
+  std::vector<ThreadInfo> threads_;
+  std::unordered_map<std::string, NameStats> kernel_names_, range_names_;
+  // Names from one trace reader are stable pointers: found by pointer before by text.
+  std::unordered_map<const void*, NameStats*> kernel_cache_, range_cache_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<KernelSpan>> streams_;
+  std::vector<Interval> gpu_work_;  // kernels, copies, sets: for GPU idle within outliers
+  std::unordered_map<std::uint32_t, std::pair<std::int64_t, std::int64_t>>
+      launches_;  // corr -> (start, end)
+  std::vector<Interval> causes_[kCauses];
+  std::uint64_t events_ = 0;
+  std::int64_t first_ns_ = INT64_MAX, last_ns_ = INT64_MIN;
+  ReportResult result_;
+};
+
+}  // namespace gpuprobe::report

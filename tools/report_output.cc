@@ -1,0 +1,212 @@
+#include "tools/report_output.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+namespace gpuprobe::tools {
+namespace {
+
+using report::NameStats;
+
+double ms(std::int64_t ns) { return static_cast<double>(ns) * 1e-6; }
+
+std::vector<const NameStats*> sorted(std::vector<const NameStats*> rows, const std::string& by) {
+  const auto key = [&](const NameStats* s) -> double {
+    if (by == "calls") return static_cast<double>(s->count);
+    if (by == "mean") return static_cast<double>(s->total_ns) / static_cast<double>(s->count);
+    if (by == "max") return static_cast<double>(s->max_ns);
+    if (by == "p99") return s->quantile_ns(0.99);
+    return static_cast<double>(s->total_ns);
+  };
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const NameStats* a, const NameStats* b) { return key(a) > key(b); });
+  return rows;
+}
+
+std::string clip(const std::string& s, std::size_t n) {
+  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+}
+
+void name_table(std::FILE* o, const char* title, const std::vector<const NameStats*>& rows,
+                std::int64_t gpu_total, bool ranges, const TextOptions& opt) {
+  if (rows.empty()) return;
+  std::fprintf(o, "\n%s (%zu names, sorted by %s)\n", title, rows.size(), opt.sort.c_str());
+  std::fprintf(o, "  %-40s %8s %11s %10s %10s %10s %10s %10s %7s%s\n", "name", "calls", "total ms",
+               "mean ms", "min ms", "max ms", "p50 ms", "p99 ms", ranges ? "" : "% GPU",
+               ranges ? " GPU ms (launched)" : "");
+  std::size_t n = 0;
+  for (const NameStats* s : sorted(rows, opt.sort)) {
+    if (n++ == opt.limit) break;
+    std::fprintf(o, "  %-40s %8llu %11.3f %10.4f %10.4f %10.4f %10.4f %10.4f",
+                 clip(s->name, 40).c_str(), static_cast<unsigned long long>(s->count),
+                 ms(s->total_ns), ms(s->total_ns) / static_cast<double>(s->count), ms(s->min_ns),
+                 ms(s->max_ns), s->quantile_ns(0.5) * 1e-6, s->quantile_ns(0.99) * 1e-6);
+    if (ranges) {
+      std::fprintf(o, " %17.3f\n", ms(s->gpu_ns));
+    } else {
+      std::fprintf(o, " %6.1f%%\n",
+                   gpu_total > 0
+                       ? 100.0 * static_cast<double>(s->total_ns) / static_cast<double>(gpu_total)
+                       : 0.0);
+    }
+  }
+}
+
+}  // namespace
+
+void print_report(const report::ReportResult& r, const TextOptions& opt, std::FILE* o) {
+  std::fprintf(o, "trace: %.3f ms, %llu events", ms(r.end_ns - r.start_ns),
+               static_cast<unsigned long long>(r.events));
+  if (r.dropped + r.gpu_dropped != 0)
+    std::fprintf(o, " (dropped while recording: %llu events, %llu GPU records)",
+                 static_cast<unsigned long long>(r.dropped),
+                 static_cast<unsigned long long>(r.gpu_dropped));
+  std::fprintf(o, "\nverdict: %s\n", r.verdict.c_str());
+
+  name_table(o, "GPU kernels", r.kernels, r.gpu_kernel_ns, false, opt);
+  name_table(o, "ranges", r.ranges, r.gpu_kernel_ns, true, opt);
+
+  if (!r.streams.empty()) {
+    std::fprintf(o, "\nGPU utilisation\n");
+    for (const auto& [device, busy] : r.device_busy_percent)
+      std::fprintf(o, "  GPU %u: busy %.1f%% of the trace\n", device, busy);
+    std::fprintf(o, "  %-16s %8s %10s %8s %14s %14s %14s\n", "stream", "kernels", "busy ms",
+                 "busy %", "host wait ms", "kernel wait ms", "other idle ms");
+    for (const report::StreamStats& s : r.streams) {
+      const double window = ms(s.last_ns - s.first_ns);
+      char name[32];
+      std::snprintf(name, sizeof name, "GPU %u stream %u", s.device, s.stream);
+      std::fprintf(o, "  %-16s %8llu %10.3f %7.1f%% %14.3f %14.3f %14.3f\n", name,
+                   static_cast<unsigned long long>(s.kernels), ms(s.busy_ns),
+                   window > 0 ? 100.0 * ms(s.busy_ns) / window : 100.0, ms(s.host_wait_ns),
+                   ms(s.kernel_wait_ns), ms(s.other_idle_ns));
+    }
+    if (r.launches > 0) {
+      std::fprintf(o,
+                   "  launch delay (kernel start - launch call end): p50 %.1f us, p99 %.1f us, max "
+                   "%.1f us over %llu launches\n",
+                   r.launch_delay_p50_us, r.launch_delay_p99_us, r.launch_delay_max_us,
+                   static_cast<unsigned long long>(r.launches));
+    }
+    std::fprintf(
+        o, "  tiny kernels (< 10 us): %llu, %.1f%% of GPU kernel time%s\n",
+        static_cast<unsigned long long>(r.tiny_kernels),
+        r.gpu_kernel_ns > 0
+            ? 100.0 * static_cast<double>(r.tiny_kernel_ns) / static_cast<double>(r.gpu_kernel_ns)
+            : 0.0,
+        r.tiny_kernels > 0 ? " -- fuse them (torch.compile) or replay them as a CUDA graph" : "");
+  }
+
+  if (!r.latency.empty()) {
+    std::fprintf(o, "\nlatency by range name\n  %-40s %8s %10s %10s %10s %10s %10s\n", "name",
+                 "count", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms");
+    std::size_t n = 0;
+    for (const report::LatencyRow& l : r.latency) {
+      if (n++ == opt.limit) break;
+      std::fprintf(o, "  %-40s %8llu %10.4f %10.4f %10.4f %10.4f %10.4f\n",
+                   clip(l.name, 40).c_str(), static_cast<unsigned long long>(l.count), l.p50_ms,
+                   l.p90_ms, l.p99_ms, l.p999_ms, l.max_ms);
+    }
+  }
+  if (!r.latency_name.empty()) {
+    std::fprintf(o, "\njitter: %zu outliers of \"%s\" above %.3f ms\n", r.outliers.size(),
+                 r.latency_name.c_str(), r.outlier_threshold_ms);
+    std::size_t n = 0;
+    for (const report::Outlier& out : r.outliers) {
+      if (n++ == opt.limit) break;
+      std::fprintf(o, "  %9.3f ms at +%.3f ms (%s):", ms(out.duration_ns),
+                   ms(out.begin_ns - r.start_ns), out.thread.c_str());
+      if (out.causes.empty()) std::fprintf(o, " nothing recorded overlaps it");
+      for (const report::CauseOverlap& c : out.causes)
+        std::fprintf(o, "  %s %.3f ms", c.cause.c_str(), ms(c.overlap_ns));
+      std::fputc('\n', o);
+    }
+    if (!r.cause_summary.empty()) {
+      std::fprintf(o, "  across outliers:");
+      for (const report::CauseOverlap& c : r.cause_summary)
+        std::fprintf(o, "  %s %.3f ms (%llu)", c.cause.c_str(), ms(c.overlap_ns),
+                     static_cast<unsigned long long>(c.events));
+      std::fputc('\n', o);
+    }
+  }
+}
+
+std::string report_json(const report::ReportResult& r) {
+  using nlohmann::json;
+  const auto names = [](const std::vector<const NameStats*>& rows) {
+    json a = json::array();
+    for (const NameStats* s : rows) {
+      a.push_back({{"name", s->name},
+                   {"calls", s->count},
+                   {"total_ms", ms(s->total_ns)},
+                   {"mean_ms", ms(s->total_ns) / static_cast<double>(s->count)},
+                   {"min_ms", ms(s->min_ns)},
+                   {"max_ms", ms(s->max_ns)},
+                   {"p50_ms", s->quantile_ns(0.5) * 1e-6},
+                   {"p99_ms", s->quantile_ns(0.99) * 1e-6},
+                   {"gpu_ms", ms(s->gpu_ns)}});
+    }
+    return a;
+  };
+  json j;
+  j["schema"] = "gpuprobe.report/1";
+  j["duration_ms"] = ms(r.end_ns - r.start_ns);
+  j["events"] = r.events;
+  j["dropped"] = {{"events", r.dropped}, {"gpu_records", r.gpu_dropped}};
+  j["verdict"] = r.verdict;
+  j["kernels"] = names(r.kernels);
+  j["ranges"] = names(r.ranges);
+  json streams = json::array();
+  for (const report::StreamStats& s : r.streams) {
+    streams.push_back({{"device", s.device},
+                       {"stream", s.stream},
+                       {"kernels", s.kernels},
+                       {"busy_ms", ms(s.busy_ns)},
+                       {"host_wait_ms", ms(s.host_wait_ns)},
+                       {"kernel_wait_ms", ms(s.kernel_wait_ns)},
+                       {"other_idle_ms", ms(s.other_idle_ns)}});
+  }
+  json devices = json::object();
+  for (const auto& [d, busy] : r.device_busy_percent) devices[std::to_string(d)] = busy;
+  j["gpu"] = {{"busy_percent", devices},
+              {"streams", streams},
+              {"kernel_ms", ms(r.gpu_kernel_ns)},
+              {"tiny_kernels", {{"count", r.tiny_kernels}, {"ms", ms(r.tiny_kernel_ns)}}},
+              {"launch_delay_us",
+               {{"launches", r.launches},
+                {"p50", r.launch_delay_p50_us},
+                {"p99", r.launch_delay_p99_us},
+                {"max", r.launch_delay_max_us}}}};
+  json latency = json::array();
+  for (const report::LatencyRow& l : r.latency) {
+    latency.push_back({{"name", l.name},
+                       {"count", l.count},
+                       {"p50_ms", l.p50_ms},
+                       {"p90_ms", l.p90_ms},
+                       {"p99_ms", l.p99_ms},
+                       {"p999_ms", l.p999_ms},
+                       {"max_ms", l.max_ms}});
+  }
+  j["latency"] = latency;
+  const auto causes = [](const std::vector<report::CauseOverlap>& cs) {
+    json a = json::array();
+    for (const report::CauseOverlap& c : cs)
+      a.push_back({{"cause", c.cause}, {"overlap_ms", ms(c.overlap_ns)}, {"events", c.events}});
+    return a;
+  };
+  json outliers = json::array();
+  for (const report::Outlier& o : r.outliers) {
+    outliers.push_back({{"start_ms", ms(o.begin_ns - r.start_ns)},
+                        {"duration_ms", ms(o.duration_ns)},
+                        {"thread", o.thread},
+                        {"causes", causes(o.causes)}});
+  }
+  j["jitter"] = {{"range", r.latency_name},
+                 {"threshold_ms", r.outlier_threshold_ms},
+                 {"outliers", outliers},
+                 {"summary", causes(r.cause_summary)}};
+  return j.dump(1);
+}
+
+}  // namespace gpuprobe::tools

@@ -1,0 +1,19 @@
+// `gpuprobe report`'s two forms: terminal tables, and JSON (schema: docs/report.md).
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include "report/trace_report.h"
+
+namespace gpuprobe::tools {
+
+struct TextOptions {
+  std::size_t limit = 15;      // rows per table
+  std::string sort = "total";  // total, calls, mean, max, p99
+};
+
+void print_report(const report::ReportResult& r, const TextOptions& options, std::FILE* out);
+std::string report_json(const report::ReportResult& r);
+
+}  // namespace gpuprobe::tools
