@@ -1,6 +1,7 @@
 #include "report/trace_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "sinks/chrome_gpu_events.h"
@@ -291,16 +292,24 @@ void TraceReport::explain_outliers() {
   }
   if (target == nullptr) return;
   r.latency_name = target->name;
-  const std::int64_t threshold =
-      options_.outlier_threshold_ms > 0
-          ? static_cast<std::int64_t>(options_.outlier_threshold_ms * 1e6)
-          : static_cast<std::int64_t>(target->quantile_ns(0.99));
-  r.outlier_threshold_ms = static_cast<double>(threshold) * 1e-6;
-  for (auto& c : causes_) merge(c);
-  merge(gpu_work_);
   std::vector<NameStats::Instance> slow = target->slowest;
   std::sort(slow.begin(), slow.end(),
             [](const auto& a, const auto& b) { return a.end - a.begin > b.end - b.begin; });
+  // P99 exactly when the slowest kept include its rank (they do up to 100 x keep_slowest
+  // instances), else from the histogram; outliers are strictly slower, so a flat distribution
+  // has none.
+  const std::size_t p99_from_top =
+      target->count -
+      static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(target->count)));
+  std::int64_t threshold = static_cast<std::int64_t>(target->quantile_ns(0.99));
+  if (options_.outlier_threshold_ms > 0) {
+    threshold = static_cast<std::int64_t>(options_.outlier_threshold_ms * 1e6);
+  } else if (p99_from_top < slow.size()) {
+    threshold = slow[p99_from_top].end - slow[p99_from_top].begin;
+  }
+  r.outlier_threshold_ms = static_cast<double>(threshold) * 1e-6;
+  for (auto& c : causes_) merge(c);
+  merge(gpu_work_);
   std::vector<CauseOverlap> summary(kCauses + 1);
   for (int c = 0; c < kCauses; ++c) summary[c].cause = kCauseNames[c];
   summary[kCauses].cause = "GPU idle";
