@@ -23,7 +23,7 @@ class FuzzSink : public Sink {
         if (e.gpu->range != nullptr) sum_ += std::strlen(e.gpu->range->name);
       } else {
         sum_ += std::strlen(e.site->name) + (*batch.threads)[e.thread].name.size() +
-                static_cast<std::size_t>(e.value);
+                (e.value > 0 ? 1 : 0);
       }
     }
     return {};

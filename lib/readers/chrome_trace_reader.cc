@@ -80,7 +80,7 @@ class ChromeReader {
               double v;
               if (k != "rank"sv && k != "world_size"sv) return json_.skip_value();
               if (Status n = json_.number(&v); !n.ok()) return n;
-              (k == "rank"sv ? info_.rank : info_.world_size) = static_cast<int>(v);
+              (k == "rank"sv ? info_.rank : info_.world_size) = saturate<int>(v);
               return {};
             });
           }
@@ -129,7 +129,7 @@ class ChromeReader {
     std::string text;
     if (Status s = json_.number(&v, &text); !s.ok()) return s;
     *out = text.find_first_of(".eE") == std::string::npos ? std::strtoll(text.c_str(), nullptr, 10)
-                                                          : static_cast<std::int64_t>(v);
+                                                          : saturate<std::int64_t>(v);
     return {};
   }
 
@@ -360,7 +360,7 @@ class ChromeReader {
     std::memcpy(a.block, ev_.block, sizeof a.block);
     // One pass over the args (what Kineto and gpuprobe write for GPU records).
     for (const auto& [k, v] : ev_.numbers) {
-      const auto u32 = static_cast<std::uint32_t>(v);
+      const auto u32 = saturate<std::uint32_t>(v);
       if (k == "correlation"sv)
         a.correlation = u32;
       else if (k == "device"sv)
@@ -374,11 +374,11 @@ class ChromeReader {
       else if (k == "registers per thread"sv)
         a.registers_per_thread = u32;
       else if (k == "static shared memory"sv)
-        a.static_shared_memory = static_cast<std::int32_t>(v);
+        a.static_shared_memory = saturate<std::int32_t>(v);
       else if (k == "dynamic shared memory"sv)
-        a.dynamic_shared_memory = static_cast<std::int32_t>(v);
+        a.dynamic_shared_memory = saturate<std::int32_t>(v);
       else if (k == "bytes"sv)
-        a.bytes = static_cast<std::uint64_t>(v);
+        a.bytes = saturate<std::uint64_t>(v);
       else if (k == "bytes moved (declared)"sv)
         a.declared_bytes = v;
       else if (k == "flops (declared)"sv)
@@ -386,7 +386,7 @@ class ChromeReader {
       else if (k == "graph id"sv)
         a.graph_id = u32;
       else if (k == "graph node id"sv)
-        a.graph_node_id = static_cast<std::uint64_t>(v);
+        a.graph_node_id = saturate<std::uint64_t>(v);
     }
     if (const std::string* range = ev_.string("range"))
       a.range = builder_.site(*range, Category::kApp);

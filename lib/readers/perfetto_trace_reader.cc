@@ -147,7 +147,13 @@ class PerfettoReader {
     if (clock == kClockRealtime) return ts;
     for (const auto* clocks : {&seq.clocks, &global_clocks_}) {
       const auto it = clocks->find(clock);
-      if (it != clocks->end()) return ts - it->second.first + it->second.second;
+      // In unsigned arithmetic: corrupt values wrap (and are rejected after) instead of
+      // overflowing.
+      if (it != clocks->end()) {
+        return static_cast<std::int64_t>(static_cast<std::uint64_t>(ts) -
+                                         static_cast<std::uint64_t>(it->second.first) +
+                                         static_cast<std::uint64_t>(it->second.second));
+      }
     }
     return ts;  // no snapshot relates this clock to wall time: taken as it is
   }
@@ -303,6 +309,11 @@ class PerfettoReader {
     if (!has_ts) return error_at(at, "a timestamp on a packet with a track event");
     if (clock == 0) clock = seq.default_clock != 0 ? seq.default_clock : kClockBoottime;
     const std::int64_t wall = to_realtime(seq, clock, ts);
+    // Wall-clock times within ±2^62 ns (146 years) of 1970: any other is corruption, and
+    // keeping to it leaves every later difference of two times free of overflow.
+    constexpr std::int64_t kLimit = std::int64_t{1} << 62;
+    if (wall < -kLimit || wall > kLimit)
+      return error_at(at, "a timestamp within 146 years of 1970");
     if (!builder_.is_open()) {
       // gpuprobe's traces start each sequence's clock at the session's start.
       const auto origin = seq.clocks.find(clock);
@@ -435,7 +446,7 @@ class PerfettoReader {
 
   void read_stats(const std::vector<Annotation>& annotations) {
     for (const Annotation& a : annotations) {
-      const auto u = static_cast<std::uint64_t>(a.number);
+      const auto u = saturate<std::uint64_t>(a.number);
       if (a.name == "events_dropped") stats_.dropped = u;
       if (a.name == "ring_capacity") stats_.ring_capacity = u;
       if (a.name == "names_overflowed") stats_.names_overflowed = u;
@@ -482,7 +493,7 @@ class PerfettoReader {
     GpuActivity& a = builder_.gpu();
     a.kind = kind;
     a.name = s.name;
-    a.correlation = static_cast<std::uint32_t>(number(as, "correlation"));
+    a.correlation = saturate<std::uint32_t>(number(as, "correlation"));
     if (kind == GpuActivityKind::kRuntimeApi || kind == GpuActivityKind::kDriverApi) {
       const auto it = tracks_.find(track);
       std::int64_t tid = 0;
@@ -500,20 +511,20 @@ class PerfettoReader {
       }
       a.thread_id = static_cast<std::uint32_t>(tid);
       a.os_tid = tid;
-      a.cbid = static_cast<std::uint32_t>(number(as, "cbid"));
+      a.cbid = saturate<std::uint32_t>(number(as, "cbid"));
     } else {
-      a.device = static_cast<std::uint32_t>(number(as, "device"));
-      a.stream = static_cast<std::uint32_t>(number(as, "stream"));
-      a.grid[0] = static_cast<std::int32_t>(number(as, "grid.x"));
-      a.grid[1] = static_cast<std::int32_t>(number(as, "grid.y"));
-      a.grid[2] = static_cast<std::int32_t>(number(as, "grid.z"));
-      a.block[0] = static_cast<std::int32_t>(number(as, "block.x"));
-      a.block[1] = static_cast<std::int32_t>(number(as, "block.y"));
-      a.block[2] = static_cast<std::int32_t>(number(as, "block.z"));
-      a.registers_per_thread = static_cast<std::uint32_t>(number(as, "registers per thread"));
-      a.static_shared_memory = static_cast<std::int32_t>(number(as, "shared memory"));
-      a.bytes = static_cast<std::uint64_t>(number(as, "bytes"));
-      a.graph_id = static_cast<std::uint32_t>(number(as, "graph id"));
+      a.device = saturate<std::uint32_t>(number(as, "device"));
+      a.stream = saturate<std::uint32_t>(number(as, "stream"));
+      a.grid[0] = saturate<std::int32_t>(number(as, "grid.x"));
+      a.grid[1] = saturate<std::int32_t>(number(as, "grid.y"));
+      a.grid[2] = saturate<std::int32_t>(number(as, "grid.z"));
+      a.block[0] = saturate<std::int32_t>(number(as, "block.x"));
+      a.block[1] = saturate<std::int32_t>(number(as, "block.y"));
+      a.block[2] = saturate<std::int32_t>(number(as, "block.z"));
+      a.registers_per_thread = saturate<std::uint32_t>(number(as, "registers per thread"));
+      a.static_shared_memory = saturate<std::int32_t>(number(as, "shared memory"));
+      a.bytes = saturate<std::uint64_t>(number(as, "bytes"));
+      a.graph_id = saturate<std::uint32_t>(number(as, "graph id"));
       a.declared_bytes = number(as, "bytes moved (declared)");
       a.declared_flops = number(as, "flops (declared)");
     }

@@ -124,6 +124,7 @@ bool step_number(const char* name, long long* number) {
   static constexpr char kStep[] = "ProfilerStep#";
   if (std::strncmp(name, kStep, sizeof kStep - 1) != 0) return false;
   const char* digits = name + sizeof kStep - 1;
+  if (*digits < '0' || *digits > '9') return false;
   char* rest = nullptr;
   *number = std::strtoll(digits, &rest, 10);
   return rest != digits && *rest == '\0';

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <map>
 #include <string>
 #include <string_view>
@@ -21,7 +22,17 @@ namespace gpuprobe::readers {
 // "cpu_op" (torch) and "python_function" (python); others are app.
 Category category_from_name(std::string_view name);
 
-// The N of a step's name, "ProfilerStep#N"; false for other names.
+// `v` as the integer type T, saturating at T's limits (NaN: 0). Numbers in files are untrusted,
+// and converting an out-of-range double is undefined behaviour.
+template <class T>
+T saturate(double v) {
+  if (!(v == v)) return 0;
+  if (v <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+  if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<T>(v);
+}
+
+// The N of a step's name, "ProfilerStep#N" with N a non-negative decimal; false otherwise.
 bool step_number(const char* name, long long* number);
 
 class TraceBuilder {
@@ -61,7 +72,7 @@ class TraceBuilder {
 
  private:
   std::uint64_t ticks(std::int64_t ns) const {
-    return kOrigin + static_cast<std::uint64_t>(ns - origin_ns_);
+    return kOrigin + (static_cast<std::uint64_t>(ns) - static_cast<std::uint64_t>(origin_ns_));
   }
   Status push(Event e);
   Status flush();

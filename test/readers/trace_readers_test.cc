@@ -241,6 +241,28 @@ TEST_CASE("Kineto's forms: bare arrays, B/E pairs, string ids, counters with sev
   CHECK(read.stats_.threads[0].name == "worker");
 }
 
+TEST_CASE("numbers out of range saturate; negative step numbers are not steps") {
+  const std::string json =
+      R"J({"distributedInfo": {"rank": 1e300},
+           "traceEvents": [
+             {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":1,"dur":1,
+              "args":{"correlation":1e300,"bytes":-5,"stream":-1e30}},
+             {"ph":"X","name":"ProfilerStep#-3","pid":1,"tid":2,"ts":1,"dur":1},
+             {"ph":"C","name":"c","pid":1,"tid":2,"ts":2,"args":{"c":1.5e308}}]})J";
+  auto in = readers::ByteSource::from_memory(json, "n.json");
+  RecordingSink read;
+  const Status s = readers::read_chrome_trace(*in, read);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  CHECK(read.info_.rank == INT32_MAX);
+  const std::vector<std::string> got = read.sorted();
+  REQUIRE(got.size() == 3);
+  CHECK(got[0].find("ProfilerStep#-3") != std::string::npos);  // a range named so, not a step
+  CHECK(got[2].find("corr=4294967295") != std::string::npos);
+  CHECK(got[2].find("stream=0 ") != std::string::npos);
+  CHECK(got[2].find("bytes=0 ") != std::string::npos);
+}
+
 TEST_CASE("malformed JSON: one error with the file, the byte offset and what was expected") {
   struct Case {
     const char* json;
