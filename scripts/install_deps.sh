@@ -12,6 +12,7 @@ packages=(
   libbenchmark-dev time  # bench/
   clang libclang-rt-14-dev  # fuzz/: the trace readers' libFuzzer targets
   python3 python3-venv  # test/python: the readers of our formats, from PyPI
+  chromium              # test/python: renders gpuprobe report's HTML page headless
 )
 
 missing=()

@@ -130,12 +130,14 @@ int report_command(const std::vector<std::string>& args) {
   report::ReportOptions options;
   TextOptions text;
   bool json = false;
-  std::string file, steps;
+  std::string file, steps, html;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     const bool has_value = i + 1 < args.size();
     if (a == "--json") {
       json = true;
+    } else if (a == "--html" && has_value) {
+      html = args[++i];
     } else if (a == "--limit" && has_value) {
       text.limit = std::strtoul(args[++i].c_str(), nullptr, 10);
     } else if (a == "--sort" && has_value) {
@@ -162,7 +164,7 @@ int report_command(const std::vector<std::string>& args) {
     std::fprintf(
         stderr,
         "usage: gpuprobe report FILE [--json] [--limit N] [--sort total|calls|mean|max|p99] "
-        "[--steps FIRST-LAST] [--latency RANGE] [--threshold-ms MS]\n");
+        "[--steps FIRST-LAST] [--latency RANGE] [--threshold-ms MS] [--html OUT.html]\n");
     return 2;
   }
   if (!steps.empty()) {
@@ -185,7 +187,14 @@ int report_command(const std::vector<std::string>& args) {
   report::TraceReport sink(options);
   const Status s = readers::read_trace_file(file, sink);
   if (!s.ok()) return fail(s);
-  if (json) {
+  if (!html.empty()) {
+    std::FILE* f = std::fopen(html.c_str(), "w");
+    const std::string page = report_html(sink.result(), text);
+    if (f == nullptr || std::fwrite(page.data(), 1, page.size(), f) != page.size() || std::fclose(f) != 0) {
+      return fail(Status::Error("cannot write '" + html + "'"));
+    }
+    std::printf("wrote %s\n", html.c_str());
+  } else if (json) {
     std::printf("%s\n", report_json(sink.result()).c_str());
   } else {
     print_report(sink.result(), text, stdout);
@@ -204,7 +213,7 @@ const Command kCommands[] = {
     {"report", "FILE ...",
      "where time went and why latency jittered: kernel and range tables, GPU idle breakdown, "
      "latency percentiles, outliers and what overlapped them; --json, --limit N, --sort KEY, "
-     "--steps FIRST-LAST, --latency RANGE, --threshold-ms MS",
+     "--steps FIRST-LAST, --latency RANGE, --threshold-ms MS, --html OUT.html",
      report_command},
 };
 

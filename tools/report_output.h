@@ -17,3 +17,12 @@ void print_report(const report::ReportResult& r, const TextOptions& options, std
 std::string report_json(const report::ReportResult& r);
 
 }  // namespace gpuprobe::tools
+
+namespace gpuprobe::tools {
+
+// One self-contained HTML page (inline CSS and SVG, no script, no network): the verdict, GPU
+// busy over time, kernel time breakdown, the latency histogram with P50/P99 marked, and the
+// jitter causes, then the tables.
+std::string report_html(const report::ReportResult& r, const TextOptions& options);
+
+}  // namespace gpuprobe::tools

@@ -231,6 +231,21 @@ void TraceReport::finish() {
     r.device_busy_percent[device] = 100.0 * static_cast<double>(busy) / span;
   }
 
+  // GPU busy over time: 100 slices of the trace, each the share covered by some GPU work.
+  if (!gpu_work_.empty() && r.end_ns > r.start_ns) {
+    merge(gpu_work_);
+    const double slice = span / 100.0;
+    r.gpu_busy_timeline.assign(100, 0.0);
+    for (const Interval& i : gpu_work_) {
+      for (std::int64_t t = i.begin; t < i.end;) {
+        const auto bin = std::min<std::int64_t>(static_cast<std::int64_t>(static_cast<double>(t - r.start_ns) / slice), 99);
+        const auto bin_end = r.start_ns + static_cast<std::int64_t>(slice * static_cast<double>(bin + 1));
+        const std::int64_t upto = std::min(i.end, std::max(bin_end, t + 1));
+        r.gpu_busy_timeline[static_cast<std::size_t>(bin)] += static_cast<double>(upto - t) / slice * 100.0;
+        t = upto;
+      }
+    }
+  }
   for (const NameStats* s : r.ranges) {
     r.latency.push_back({s->name, s->count, s->quantile_ns(0.5) * 1e-6, s->quantile_ns(0.9) * 1e-6,
                          s->quantile_ns(0.99) * 1e-6, s->quantile_ns(0.999) * 1e-6,
@@ -308,6 +323,22 @@ void TraceReport::explain_outliers() {
     threshold = slow[p99_from_top].end - slow[p99_from_top].begin;
   }
   r.outlier_threshold_ms = static_cast<double>(threshold) * 1e-6;
+  r.latency_p50_ms = target->quantile_ns(0.5) * 1e-6;
+  r.latency_p99_ms = target->quantile_ns(0.99) * 1e-6;
+  // The histogram in about 40 bins: its buckets (32 per doubling) merged evenly.
+  const LogHistogram& h = *target->histogram;
+  int first = -1, last = -1;
+  for (int b = 0; b < LogHistogram::kBuckets; ++b) {
+    if (h.count(b) == 0) continue;
+    if (first < 0) first = b;
+    last = b;
+  }
+  const int per_bin = std::max(1, (last - first + 1 + 39) / 40);
+  for (int b = first; b >= 0 && b <= last; b += per_bin) {
+    std::uint64_t n = 0;
+    for (int k = b; k < b + per_bin && k <= last; ++k) n += h.count(k);
+    r.latency_histogram.emplace_back(std::exp2(static_cast<double>(b + per_bin) / LogHistogram::kPerOctave) * 1e-6, n);
+  }
   for (auto& c : causes_) merge(c);
   merge(gpu_work_);
   std::vector<CauseOverlap> summary(kCauses + 1);

@@ -109,6 +109,10 @@ struct ReportResult {
   std::vector<Outlier> outliers;
   std::vector<CauseOverlap> cause_summary;  // over all outliers
   std::string verdict;                      // what bounds the program, in a sentence
+  std::vector<double> gpu_busy_timeline;    // share of each of 100 equal slices with GPU work, %
+  // The latency range's durations: (bucket's upper edge ms, count), and its P50/P99.
+  std::vector<std::pair<double, std::uint64_t>> latency_histogram;
+  double latency_p50_ms = 0, latency_p99_ms = 0;
   std::vector<DeviceInfo> devices;
   std::uint64_t dropped = 0, gpu_dropped = 0;
 };
