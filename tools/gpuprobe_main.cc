@@ -3,9 +3,11 @@
 //   gpuprobe info FILE            what a trace holds
 //   gpuprobe dump FILE            every event as a line of text
 //   gpuprobe convert IN OUT       Chrome JSON <-> Perfetto; either -> TensorBoard
-//   gpuprobe report FILE [...]    where time went and why latency jittered
+//   gpuprobe report FILE|DIR ...  where time went and why latency jittered (DIR: per rank)
+//   gpuprobe diff A B             what changed between two traces
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +20,7 @@
 #include "gpuprobe/version.hpp"
 #include "readers/trace_file.h"
 #include "report/trace_report.h"
+#include "tools/report_compare.h"
 #include "tools/report_output.h"
 #include "tools/trace_dump_sink.h"
 #include "tools/trace_summary_sink.h"
@@ -184,13 +187,40 @@ int report_command(const std::vector<std::string>& args) {
     options.window_begin_ns = window.begin_ns;
     options.window_end_ns = window.end_ns;
   }
+  if (std::filesystem::is_directory(file)) {
+    // Several ranks: a report per trace file, side by side, stragglers flagged.
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::directory_iterator(file)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.is_regular_file() &&
+          (name.find(".json") != std::string::npos || name.find(".pftrace") != std::string::npos))
+        files.push_back(entry.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<RankReport> ranks;
+    for (const std::string& f : files) {
+      auto r = std::make_shared<report::TraceReport>(options);
+      if (Status s = readers::read_trace_file(f, *r); !s.ok()) return fail(s);
+      ranks.push_back({f, r});
+    }
+    std::sort(ranks.begin(), ranks.end(), [](const RankReport& a, const RankReport& b) {
+      return a.report->result().rank < b.report->result().rank;
+    });
+    if (json) {
+      std::printf("%s\n", ranks_json(ranks, 1.1).c_str());
+    } else {
+      print_ranks(ranks, 1.1, stdout);
+    }
+    return 0;
+  }
   report::TraceReport sink(options);
   const Status s = readers::read_trace_file(file, sink);
   if (!s.ok()) return fail(s);
   if (!html.empty()) {
     std::FILE* f = std::fopen(html.c_str(), "w");
     const std::string page = report_html(sink.result(), text);
-    if (f == nullptr || std::fwrite(page.data(), 1, page.size(), f) != page.size() || std::fclose(f) != 0) {
+    if (f == nullptr || std::fwrite(page.data(), 1, page.size(), f) != page.size() ||
+        std::fclose(f) != 0) {
       return fail(Status::Error("cannot write '" + html + "'"));
     }
     std::printf("wrote %s\n", html.c_str());
@@ -198,6 +228,37 @@ int report_command(const std::vector<std::string>& args) {
     std::printf("%s\n", report_json(sink.result()).c_str());
   } else {
     print_report(sink.result(), text, stdout);
+  }
+  return 0;
+}
+
+int diff_command(const std::vector<std::string>& args) {
+  bool json = false;
+  std::size_t limit = 20;
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--json") {
+      json = true;
+    } else if (args[i] == "--limit" && i + 1 < args.size()) {
+      limit = std::strtoul(args[++i].c_str(), nullptr, 10);
+    } else if (args[i].rfind("--", 0) != 0) {
+      files.push_back(args[i]);
+    } else {
+      std::fprintf(stderr, "gpuprobe: diff: unknown option '%s'\n", args[i].c_str());
+      return 2;
+    }
+  }
+  if (files.size() != 2) {
+    std::fprintf(stderr, "usage: gpuprobe diff A B [--json] [--limit N]\n");
+    return 2;
+  }
+  report::TraceReport a, b;
+  if (Status s = readers::read_trace_file(files[0], a); !s.ok()) return fail(s);
+  if (Status s = readers::read_trace_file(files[1], b); !s.ok()) return fail(s);
+  if (json) {
+    std::printf("%s\n", diff_json(a.result(), b.result()).c_str());
+  } else {
+    print_diff(a.result(), b.result(), limit, stdout);
   }
   return 0;
 }
@@ -210,11 +271,13 @@ const Command kCommands[] = {
      "convert a trace: Chrome JSON <-> Perfetto, either -> TensorBoard; OUT's name picks the "
      "format (.json[.gz], .pftrace[.gz], DIR/)",
      convert},
-    {"report", "FILE ...",
+    {"report", "FILE|DIR ...",
      "where time went and why latency jittered: kernel and range tables, GPU idle breakdown, "
      "latency percentiles, outliers and what overlapped them; --json, --limit N, --sort KEY, "
      "--steps FIRST-LAST, --latency RANGE, --threshold-ms MS, --html OUT.html",
      report_command},
+    {"diff", "A B ...",
+     "per-kernel and per-range changes from trace A to trace B; --json, --limit N", diff_command},
 };
 
 void usage(std::FILE* f) {

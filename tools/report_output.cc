@@ -109,6 +109,22 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
                    l.p90_ms, l.p99_ms, l.p999_ms, l.max_ms);
     }
   }
+  if (r.compile.compiles > 0 || !r.compile.recompiles.empty() || !r.compile.graph_breaks.empty()) {
+    const report::ReportResult::Compile& c = r.compile;
+    std::fprintf(
+        o, "\ntorch.compile: %llu compiles, T_compile %.3f ms (%.1f%% of the trace)",
+        static_cast<unsigned long long>(c.compiles), ms(c.compile_ns),
+        r.end_ns > r.start_ns ? 100.0 * ms(c.compile_ns) / ms(r.end_ns - r.start_ns) : 0.0);
+    if (c.steps > 0)
+      std::fprintf(o, ", amortised over %llu steps: %.3f ms per step",
+                   static_cast<unsigned long long>(c.steps),
+                   ms(c.compile_ns) / static_cast<double>(c.steps));
+    std::fprintf(o, "\n  recompiles: %zu\n", c.recompiles.size());
+    for (const std::string& reason : c.recompiles) std::fprintf(o, "    %s\n", reason.c_str());
+    std::fprintf(o, "  graph breaks: %zu distinct\n", c.graph_breaks.size());
+    for (const auto& [reason, n] : c.graph_breaks)
+      std::fprintf(o, "    %llux %s\n", static_cast<unsigned long long>(n), reason.c_str());
+  }
   if (!r.latency_name.empty()) {
     std::fprintf(o, "\njitter: %zu outliers of \"%s\" above %.3f ms\n", r.outliers.size(),
                  r.latency_name.c_str(), r.outlier_threshold_ms);
@@ -202,6 +218,11 @@ std::string report_json(const report::ReportResult& r) {
                         {"thread", o.thread},
                         {"causes", causes(o.causes)}});
   }
+  j["compile"] = {{"compiles", r.compile.compiles},
+                  {"compile_ms", ms(r.compile.compile_ns)},
+                  {"steps", r.compile.steps},
+                  {"recompiles", r.compile.recompiles},
+                  {"graph_breaks", r.compile.graph_breaks}};
   j["jitter"] = {{"range", r.latency_name},
                  {"threshold_ms", r.outlier_threshold_ms},
                  {"outliers", outliers},

@@ -144,7 +144,20 @@ Status TraceReport::write(const EventBatch& batch) {
         causes_[kAllocator].push_back({begin, begin + 1});
       continue;
     }
+    if (e.type == EventType::kInstant && e.site->category == Category::kCompile) {
+      // gpuprobe.torch's marks: "recompile <id>: <reason>", "graph break: <reason>".
+      const char* name = e.site->name;
+      if (std::strncmp(name, "recompile ", 10) == 0)
+        result_.compile.recompiles.emplace_back(name + 10);
+      if (std::strncmp(name, "graph break: ", 13) == 0) result_.compile.graph_breaks[name + 13]++;
+      continue;
+    }
     if (e.type != EventType::kRange) continue;
+    if (e.site->category == Category::kCompile) {
+      ++result_.compile.compiles;
+      result_.compile.compile_ns += end - begin;
+    }
+    if (e.site->category == Category::kStep) ++result_.compile.steps;
     const char* name = e.site->category == Category::kStep ? "ProfilerStep" : e.site->name;
     stats_for(range_names_, name).add(begin, end, e.thread, options_.keep_slowest);
     if (e.site->category == Category::kGc) causes_[kGc].push_back({begin, end});
@@ -167,6 +180,7 @@ void TraceReport::finish() {
   r.start_ns = events_ != 0 ? first_ns_ : 0;
   r.end_ns = events_ != 0 ? last_ns_ : 0;
   r.devices = info_.devices;
+  r.rank = info_.rank;
   const auto by_total = [](const NameStats* a, const NameStats* b) {
     return a->total_ns != b->total_ns ? a->total_ns > b->total_ns : a->name < b->name;
   };
@@ -238,10 +252,13 @@ void TraceReport::finish() {
     r.gpu_busy_timeline.assign(100, 0.0);
     for (const Interval& i : gpu_work_) {
       for (std::int64_t t = i.begin; t < i.end;) {
-        const auto bin = std::min<std::int64_t>(static_cast<std::int64_t>(static_cast<double>(t - r.start_ns) / slice), 99);
-        const auto bin_end = r.start_ns + static_cast<std::int64_t>(slice * static_cast<double>(bin + 1));
+        const auto bin = std::min<std::int64_t>(
+            static_cast<std::int64_t>(static_cast<double>(t - r.start_ns) / slice), 99);
+        const auto bin_end =
+            r.start_ns + static_cast<std::int64_t>(slice * static_cast<double>(bin + 1));
         const std::int64_t upto = std::min(i.end, std::max(bin_end, t + 1));
-        r.gpu_busy_timeline[static_cast<std::size_t>(bin)] += static_cast<double>(upto - t) / slice * 100.0;
+        r.gpu_busy_timeline[static_cast<std::size_t>(bin)] +=
+            static_cast<double>(upto - t) / slice * 100.0;
         t = upto;
       }
     }
@@ -337,7 +354,8 @@ void TraceReport::explain_outliers() {
   for (int b = first; b >= 0 && b <= last; b += per_bin) {
     std::uint64_t n = 0;
     for (int k = b; k < b + per_bin && k <= last; ++k) n += h.count(k);
-    r.latency_histogram.emplace_back(std::exp2(static_cast<double>(b + per_bin) / LogHistogram::kPerOctave) * 1e-6, n);
+    r.latency_histogram.emplace_back(
+        std::exp2(static_cast<double>(b + per_bin) / LogHistogram::kPerOctave) * 1e-6, n);
   }
   for (auto& c : causes_) merge(c);
   merge(gpu_work_);

@@ -115,6 +115,15 @@ struct ReportResult {
   double latency_p50_ms = 0, latency_p99_ms = 0;
   std::vector<DeviceInfo> devices;
   std::uint64_t dropped = 0, gpu_dropped = 0;
+  int rank = -1;  // the trace's distributed rank, when it says
+  // torch.compile, from gpuprobe.torch's compile ranges and marks.
+  struct Compile {
+    std::uint64_t compiles = 0;
+    std::int64_t compile_ns = 0;                        // T_compile: time inside compiles
+    std::vector<std::string> recompiles;                // "compile id: reason"
+    std::map<std::string, std::uint64_t> graph_breaks;  // reason -> count
+    std::uint64_t steps = 0;                            // for the amortised cost per step
+  } compile;
 };
 
 class TraceReport : public Sink {

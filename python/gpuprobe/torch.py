@@ -192,6 +192,7 @@ class CompileWatcher:
         self._starts = {}
         # Compiles before watching (the record is process-wide and survives dynamo.reset()).
         self._seen_metrics = {self._metric_key(m) for m in self._all_metrics()}
+        self._marked_breaks = set()
         self._metrics = []
         self.unavailable = []  # what this torch lacks, in words
         self._callbacks = None
@@ -251,6 +252,7 @@ class CompileWatcher:
         return (str(getattr(m, "compile_id", "")), getattr(m, "start_time_us", None))
 
     def _collect_metrics(self):
+        self._mark_graph_breaks()
         for m in self._all_metrics():
             key = self._metric_key(m)
             if key in self._seen_metrics:
@@ -260,6 +262,16 @@ class CompileWatcher:
             reason = getattr(m, "recompile_reason", None)
             if reason:
                 _core.instant(f"recompile {key[0]}: {reason}"[:200], "compile")
+
+    def _mark_graph_breaks(self):
+        # Each graph-break reason once in the trace, when first seen (counters only say how
+        # many; their first line says what).
+        if self._counters is None:
+            return
+        for reason in list(self._counters.get("graph_break", {})):
+            if reason not in self._marked_breaks and reason not in self._baseline.get("graph_break", {}):
+                self._marked_breaks.add(reason)
+                _core.instant("graph break: " + reason.splitlines()[0][:200], "compile")
 
     def report(self):
         """The compile report so far (since watch_compile()). Compiles whose metrics arrived

@@ -164,3 +164,18 @@ def test_compile_observer_reports_the_break_and_the_recompile(tmp_path):
     assert len(compile_ranges) == 4 and all(e["cat"] == "compile" for e in compile_ranges)
     recompile_marks = [e for e in events if e["name"].startswith("recompile ")]
     assert len(recompile_marks) == 2
+    assert len([e for e in events if e["name"].startswith("graph break: ")]) == 1
+
+    # The report reads the same story back from the trace.
+    import json
+    import os
+    import pathlib
+    import subprocess
+
+    cli = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build")) / "gpuprobe"
+    compile_section = json.loads(subprocess.run([str(cli), "report", str(path), "--json"], check=True,
+                                                capture_output=True, text=True).stdout)["compile"]
+    assert compile_section["compiles"] == 4 and compile_section["compile_ms"] > 0
+    assert len(compile_section["recompiles"]) == 2
+    assert all("size mismatch" in r for r in compile_section["recompiles"])
+    assert list(compile_section["graph_breaks"].values()) == [1]

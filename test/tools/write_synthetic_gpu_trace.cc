@@ -4,8 +4,11 @@
 // 3 us "relu_kernel" on stream 7, each starting 6 us after its cudaLaunchKernel began, launches
 // 30 us apart. Each step: 600 us, GPU busy 230 us (38.3 %), one 599 us "forward" range.
 //
-//   write_synthetic_gpu_trace SINK=VALUE     e.g. chrome=trace.json, tensorboard=logdir
+//   write_synthetic_gpu_trace SINK=VALUE [RANK [SPACING_US]]
+//     e.g. chrome=trace.json, tensorboard=logdir; RANK (default 0) names the trace's rank and
+//     SPACING_US (default 30) the time between launches, to make a slower rank.
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,15 +17,16 @@
 
 int main(int argc, char** argv) {
   using namespace gpuprobe;
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s SINK=VALUE\n", argv[0]);
+  if (argc < 2 || argc > 4) {
+    std::fprintf(stderr, "usage: %s SINK=VALUE [RANK [SPACING_US]]\n", argv[0]);
     return 2;
   }
   TraceInfo info;
   info.pid = 4242;
   info.process_name = "synthetic";
   info.start_wall_ns = 1'764'460'800'000'000'000;
-  info.rank = 0;
+  info.rank = argc > 2 ? std::atoi(argv[2]) : 0;
+  const std::uint64_t spacing_ns = (argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 30) * 1000;
   info.world_size = 1;
   DeviceInfo device;
   device.name = "NVIDIA H200";
@@ -65,7 +69,7 @@ int main(int argc, char** argv) {
       kernel.start = t + 6000;
       kernel.end = kernel.start + (k % 2 ? 20000 : 3000);
       activities.push_back(kernel);
-      t += 30000;
+      t += spacing_ns;
     }
     events.push_back(Event{EventType::kRange, 0, &kStep, step_begin, t, static_cast<double>(step)});
     events.push_back(Event{EventType::kRange, 0, &kForward, step_begin, t - 1000, 0.0});
