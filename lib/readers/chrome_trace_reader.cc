@@ -124,14 +124,7 @@ class ChromeReader {
     }
   }
 
-  Status read_int(std::int64_t* out) {
-    double v;
-    std::string text;
-    if (Status s = json_.number(&v, &text); !s.ok()) return s;
-    *out = text.find_first_of(".eE") == std::string::npos ? std::strtoll(text.c_str(), nullptr, 10)
-                                                          : saturate<std::int64_t>(v);
-    return {};
-  }
+  Status read_int(std::int64_t* out) { return json_.integer(out); }
 
   Status read_devices() {
     return read_array([&]() {

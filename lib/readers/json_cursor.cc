@@ -1,5 +1,6 @@
 #include "readers/json_cursor.h"
 
+#include <climits>
 #include <cstdlib>
 #include <vector>
 
@@ -44,12 +45,47 @@ Status JsonCursor::fail(const std::string& what) const {
 }
 
 int JsonCursor::peek() {
-  int c = in_.peek();
-  while (is_space(c)) {
-    in_.get();
-    c = in_.peek();
+  for (;;) {
+    const std::string_view run = in_.available();
+    if (run.empty()) return -1;
+    std::size_t i = 0;
+    while (i < run.size() && is_space(static_cast<unsigned char>(run[i]))) ++i;
+    in_.advance(i);
+    if (i < run.size()) return static_cast<unsigned char>(run[i]);
   }
-  return c;
+}
+
+Status JsonCursor::integer(std::int64_t* out) {
+  // Plain integers (ids, counts) straight from the buffer; anything else through number().
+  const int first = peek();
+  const std::string_view run = in_.available();
+  std::size_t i = first == '-' ? 1 : 0;
+  std::int64_t v = 0;
+  std::size_t digits = 0;
+  while (i < run.size() && run[i] >= '0' && run[i] <= '9' && digits < 18) {
+    v = v * 10 + (run[i] - '0');
+    ++i;
+    ++digits;
+  }
+  const bool plain = digits > 0 && i < run.size() && !(run[i] >= '0' && run[i] <= '9') &&
+                     run[i] != '.' && run[i] != 'e' && run[i] != 'E';
+  if (plain) {
+    in_.advance(i);
+    *out = first == '-' ? -v : v;
+    return {};
+  }
+  double d;
+  std::string text;
+  if (Status s = number(&d, &text); !s.ok()) return s;
+  if (text.find_first_of(".eE") == std::string::npos) {
+    *out = std::strtoll(text.c_str(), nullptr, 10);  // saturates on overflow
+  } else {
+    *out = d != d         ? 0
+           : d <= -9.2e18 ? INT64_MIN
+           : d >= 9.2e18  ? INT64_MAX
+                          : static_cast<std::int64_t>(d);
+  }
+  return {};
 }
 
 bool JsonCursor::consume(char c) {

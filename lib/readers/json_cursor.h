@@ -26,6 +26,9 @@ class JsonCursor {
   Status string(std::string* out);
   // Reads a number. `text` keeps its spelling (integers beyond a double's precision stay exact).
   Status number(double* out, std::string* text = nullptr);
+  // Reads a number as an integer: exact for integers up to 18 digits, saturated beyond int64's
+  // range, truncated when it has a fraction or an exponent.
+  Status integer(std::int64_t* out);
   // Skips any value, nested ones included.
   Status skip_value();
   // Reads the separator after an element: true when one more follows, false at `close`.
