@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `gpuprobe convert` and `gpuprobe info` on a large trace: wall time and peak memory (max RSS) of
-# each, to show that conversion streams (memory stays flat as the trace grows).
+# `gpuprobe convert`, `info` and `report` on a large trace: wall time and peak memory (max RSS) of
+# each, to show that conversion streams (memory stays flat as the trace grows) and what a report
+# costs.
 #   bench/convert.sh [EVENTS, default 10000000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,3 +29,5 @@ measure "convert Chrome JSON -> Perfetto" build/gpuprobe convert "$work/big.json
 measure "convert Perfetto -> Chrome JSON" build/gpuprobe convert "$work/big.pftrace" "$work/out.json"
 measure "convert Perfetto -> TensorBoard" build/gpuprobe convert "$work/big.pftrace" "$work/tb/"
 measure "convert Chrome JSON -> Chrome .json.gz" build/gpuprobe convert "$work/big.json" "$work/out.json.gz"
+measure "report, Chrome JSON" build/gpuprobe report "$work/big.json"
+measure "report, Perfetto" build/gpuprobe report "$work/big.pftrace"
