@@ -186,6 +186,7 @@ std::string report_json(const report::ReportResult& r) {
   json devices = json::object();
   for (const auto& [d, busy] : r.device_busy_percent) devices[std::to_string(d)] = busy;
   j["gpu"] = {{"busy_percent", devices},
+              {"busy_timeline_percent", r.gpu_busy_timeline},
               {"streams", streams},
               {"kernel_ms", ms(r.gpu_kernel_ns)},
               {"tiny_kernels", {{"count", r.tiny_kernels}, {"ms", ms(r.tiny_kernel_ns)}}},

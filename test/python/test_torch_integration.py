@@ -179,3 +179,40 @@ def test_compile_observer_reports_the_break_and_the_recompile(tmp_path):
     assert len(compile_section["recompiles"]) == 2
     assert all("size mismatch" in r for r in compile_section["recompiles"])
     assert list(compile_section["graph_breaks"].values()) == [1]
+
+
+def test_recompile_limit_hits_and_eager_fallbacks_are_reported():
+    torch._dynamo.reset()
+    config = torch._dynamo.config
+    name = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"
+    old = getattr(config, name)
+    setattr(config, name, 1)
+    watcher = gt.watch_compile()
+    try:
+        f = torch.compile(lambda x: (x * 2).sum(), dynamic=False)
+        for n in (2, 3, 4):
+            assert f(torch.ones(n)).item() == 2 * n  # still right, run eagerly past the limit
+        report = watcher.report()
+    finally:
+        watcher.close()
+        setattr(config, name, old)
+    assert len(report.recompile_limit_hits) == 1
+    assert "recompile_limit" in report.recompile_limit_hits[0] or "cache_size_limit" in report.recompile_limit_hits[0]
+    assert report.eager_fallbacks >= 1
+
+
+def test_importing_gpuprobe_torch_does_not_need_torch():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "sys.modules['torch'] = None  # as if torch were not installed\n"
+        "import gpuprobe.torch as gt\n"
+        "try:\n"
+        "    gt.instrument(object())\n"
+        "except gt.FeatureUnavailable as e:\n"
+        "    print('unavailable:', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert "unavailable: gpuprobe.torch needs PyTorch" in out
