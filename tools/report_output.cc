@@ -98,6 +98,31 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
         r.tiny_kernels > 0 ? " -- fuse them (torch.compile) or replay them as a CUDA graph" : "");
   }
 
+  if (!r.roofline.empty()) {
+    std::fprintf(o, "\nroofline (kernels with declared bytes and FLOPs%s)\n",
+                 r.peaks.memory_gbps > 0 ? "" : "; device peaks unknown");
+    std::fprintf(o, "  %-40s %12s %10s %10s %9s %8s\n", "name", "FLOP/byte", "GB/s", "TFLOP/s",
+                 "bound", "% peak");
+    for (const report::RooflineRow& k : r.roofline) {
+      std::fprintf(o, "  %-40s %12.2f %10.1f %10.3f %9s %7.1f%%\n", clip(k.name, 40).c_str(),
+                   k.intensity, k.achieved_gbps, k.achieved_tflops,
+                   k.bound.empty() ? "?" : k.bound.c_str(), k.percent_of_peak);
+    }
+  }
+  if (!r.copies.empty()) {
+    std::fprintf(o, "\ncopies\n  %-8s %8s %14s %10s %10s %10s\n", "kind", "copies", "bytes", "ms",
+                 "GB/s", "of peak");
+    for (const report::CopyRow& c : r.copies) {
+      std::fprintf(o, "  %-8s %8llu %14llu %10.3f %10.2f", c.kind.c_str(),
+                   static_cast<unsigned long long>(c.copies),
+                   static_cast<unsigned long long>(c.bytes), ms(c.ns), c.achieved_gbps);
+      if (c.peak_gbps > 0) {
+        std::fprintf(o, " %9.1f%%\n", 100 * c.achieved_gbps / c.peak_gbps);
+      } else {
+        std::fprintf(o, " %10s\n", "-");
+      }
+    }
+  }
   if (!r.latency.empty()) {
     std::fprintf(o, "\nlatency by range name\n  %-40s %8s %10s %10s %10s %10s %10s\n", "name",
                  "count", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms");
@@ -219,6 +244,26 @@ std::string report_json(const report::ReportResult& r) {
                         {"thread", o.thread},
                         {"causes", causes(o.causes)}});
   }
+  json roofline = json::array();
+  for (const report::RooflineRow& k : r.roofline) {
+    roofline.push_back({{"name", k.name},
+                        {"flop_per_byte", k.intensity},
+                        {"gbps", k.achieved_gbps},
+                        {"tflops", k.achieved_tflops},
+                        {"bound", k.bound},
+                        {"percent_of_peak", k.percent_of_peak}});
+  }
+  j["roofline"] = roofline;
+  json copies = json::array();
+  for (const report::CopyRow& c : r.copies) {
+    copies.push_back({{"kind", c.kind},
+                      {"copies", c.copies},
+                      {"bytes", c.bytes},
+                      {"ms", ms(c.ns)},
+                      {"gbps", c.achieved_gbps},
+                      {"peak_gbps", c.peak_gbps}});
+  }
+  j["copies"] = copies;
   j["compile"] = {{"compiles", r.compile.compiles},
                   {"compile_ms", ms(r.compile.compile_ns)},
                   {"steps", r.compile.steps},

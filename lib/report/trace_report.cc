@@ -47,6 +47,21 @@ std::pair<std::int64_t, std::uint64_t> overlap(const std::vector<Interval>& v, s
 
 }  // namespace
 
+DevicePeaks device_peaks(const std::string& name) {
+  // NVIDIA's datasheet figures (SXM parts): FP32 non-tensor TFLOP/s, HBM GB/s, PCIe per direction.
+  struct Known {
+    const char* part;
+    DevicePeaks peaks;
+  };
+  static const Known kKnown[] = {{"H200", {67, 4800, 64}},   {"H100", {67, 3350, 64}},
+                                 {"A100", {19.5, 2039, 32}}, {"L40S", {91.6, 864, 32}},
+                                 {"L4", {30.3, 300, 32}},    {"V100", {15.7, 900, 16}}};
+  for (const Known& k : kKnown) {
+    if (name.find(k.part) != std::string::npos) return k.peaks;
+  }
+  return {};
+}
+
 void NameStats::add(std::int64_t begin, std::int64_t end, std::uint32_t thread, std::size_t keep) {
   const std::int64_t d = end - begin;
   ++count;
@@ -97,7 +112,13 @@ NameStats& TraceReport::stats_for(std::unordered_map<std::string, NameStats>& ta
 void TraceReport::add_gpu(const GpuActivity& a, std::int64_t begin, std::int64_t end) {
   switch (a.kind) {
     case GpuActivityKind::kKernel: {
-      stats_for(kernel_names_, a.name).add(begin, end, 0, 0);
+      NameStats& k = stats_for(kernel_names_, a.name);
+      k.add(begin, end, 0, 0);
+      if (a.declared_bytes > 0 || a.declared_flops > 0) {
+        k.declared_bytes += a.declared_bytes;
+        k.declared_flops += a.declared_flops;
+        k.declared_ns += end - begin;
+      }
       streams_[{a.device, a.stream}].push_back({begin, end, a.correlation});
       gpu_work_.push_back({begin, end});
       if (a.range != nullptr) stats_for(range_names_, a.range->name).gpu_ns += end - begin;
@@ -106,9 +127,14 @@ void TraceReport::add_gpu(const GpuActivity& a, std::int64_t begin, std::int64_t
     case GpuActivityKind::kMemcpy:
     case GpuActivityKind::kMemset:
       gpu_work_.push_back({begin, end});
-      if (a.kind == GpuActivityKind::kMemcpy &&
-          a.bytes >= static_cast<std::uint64_t>(options_.large_copy_bytes))
-        causes_[kLargeCopy].push_back({begin, end});
+      if (a.kind == GpuActivityKind::kMemcpy) {
+        if (a.bytes >= static_cast<std::uint64_t>(options_.large_copy_bytes))
+          causes_[kLargeCopy].push_back({begin, end});
+        CopyRow& c = copies_[static_cast<int>(a.copy_kind)];
+        ++c.copies;
+        c.bytes += a.bytes;
+        c.ns += end - begin;
+      }
       break;
     case GpuActivityKind::kRuntimeApi:
     case GpuActivityKind::kDriverApi:
@@ -269,6 +295,35 @@ void TraceReport::finish() {
                          static_cast<double>(s->max_ns) * 1e-6});
   }
   explain_outliers();
+
+  // Roofline for kernels with declared costs; copy bandwidth against the link's peak.
+  if (!info_.devices.empty()) r.peaks = device_peaks(info_.devices.front().name);
+  const double ridge =
+      r.peaks.memory_gbps > 0 ? r.peaks.fp32_tflops * 1e3 / r.peaks.memory_gbps : 0;
+  for (const NameStats* k : r.kernels) {
+    if (k->declared_ns <= 0 || k->declared_bytes <= 0) continue;
+    RooflineRow row;
+    row.name = k->name;
+    const double seconds = static_cast<double>(k->declared_ns) * 1e-9;
+    row.intensity = k->declared_flops / k->declared_bytes;
+    row.achieved_gbps = k->declared_bytes / seconds * 1e-9;
+    row.achieved_tflops = k->declared_flops / seconds * 1e-12;
+    if (ridge > 0) {
+      row.bound = row.intensity < ridge ? "memory" : "compute";
+      row.percent_of_peak = row.bound == "memory" ? 100 * row.achieved_gbps / r.peaks.memory_gbps
+                                                  : 100 * row.achieved_tflops / r.peaks.fp32_tflops;
+    }
+    r.roofline.push_back(row);
+  }
+  static const char* kCopyKinds[] = {"other", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                     "AtoD",  "DtoA", "DtoD", "HtoH", "PtoP"};
+  for (auto& [kind, c] : copies_) {
+    c.kind = kind >= 0 && kind <= 10 ? kCopyKinds[kind] : "other";
+    c.achieved_gbps = c.ns > 0 ? static_cast<double>(c.bytes) / static_cast<double>(c.ns) : 0;
+    const bool host = c.kind == "HtoD" || c.kind == "DtoH";
+    c.peak_gbps = host ? r.peaks.host_link_gbps : c.kind == "DtoD" ? r.peaks.memory_gbps : 0;
+    r.copies.push_back(c);
+  }
 
   // What bounds the program.
   if (streams_.empty()) {

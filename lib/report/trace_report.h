@@ -49,6 +49,10 @@ struct NameStats {
   std::uint64_t count = 0;
   std::int64_t total_ns = 0, min_ns = INT64_MAX, max_ns = 0;
   std::int64_t gpu_ns = 0;  // ranges: GPU time of the kernels they launched
+  // Kernels launched with declared costs (gpuprobe::launch's KernelCost): their sums, and the
+  // time of those calls, for achieved bandwidth and FLOP/s.
+  double declared_bytes = 0, declared_flops = 0;
+  std::int64_t declared_ns = 0;
   std::unique_ptr<LogHistogram> histogram = std::make_unique<LogHistogram>();
   struct Instance {
     std::int64_t begin, end;
@@ -71,6 +75,31 @@ struct StreamStats {
   std::int64_t host_wait_ns = 0, kernel_wait_ns = 0, other_idle_ns = 0;
   std::uint64_t kernels = 0;
 };
+
+// Where a kernel with declared bytes and FLOPs sits on the device's roofline.
+struct RooflineRow {
+  std::string name;
+  double intensity = 0;        // FLOP per byte
+  double achieved_gbps = 0;    // GB/s
+  double achieved_tflops = 0;  // TFLOP/s
+  std::string bound;           // "memory" or "compute" (against the ridge point), "" without peaks
+  double percent_of_peak = 0;  // of the bound resource's peak
+};
+
+// Copies of one direction: bytes, time and achieved bandwidth against the link's peak.
+struct CopyRow {
+  std::string kind;  // "HtoD", "DtoH", "DtoD", ...
+  std::uint64_t copies = 0, bytes = 0;
+  std::int64_t ns = 0;
+  double achieved_gbps = 0, peak_gbps = 0;  // peak 0: unknown for this device
+};
+
+// Published peaks of a device, by name: dense FP32 FLOP/s (not tensor cores), memory and
+// host-link bandwidth; zeros when the device is not in gpuprobe's table.
+struct DevicePeaks {
+  double fp32_tflops = 0, memory_gbps = 0, host_link_gbps = 0;
+};
+DevicePeaks device_peaks(const std::string& device_name);
 
 // A cause of latency an outlier overlapped, and for how long.
 struct CauseOverlap {
@@ -115,7 +144,10 @@ struct ReportResult {
   double latency_p50_ms = 0, latency_p99_ms = 0;
   std::vector<DeviceInfo> devices;
   std::uint64_t dropped = 0, gpu_dropped = 0;
-  int rank = -1;  // the trace's distributed rank, when it says
+  int rank = -1;      // the trace's distributed rank, when it says
+  DevicePeaks peaks;  // of device 0, when known
+  std::vector<RooflineRow> roofline;
+  std::vector<CopyRow> copies;
   // torch.compile, from gpuprobe.torch's compile ranges and marks.
   struct Compile {
     std::uint64_t compiles = 0;
@@ -163,6 +195,7 @@ class TraceReport : public Sink {
   std::unordered_map<std::uint32_t, std::pair<std::int64_t, std::int64_t>>
       launches_;  // corr -> (start, end)
   std::vector<Interval> causes_[kCauses];
+  std::map<int, CopyRow> copies_;  // by MemcpyKind
   std::uint64_t events_ = 0;
   std::int64_t first_ns_ = INT64_MAX, last_ns_ = INT64_MIN;
   ReportResult result_;

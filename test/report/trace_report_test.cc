@@ -34,11 +34,11 @@ struct Trace {
     a.end = static_cast<std::uint64_t>(end);
     return a;
   }
-  report::ReportResult report(report::ReportOptions options = {}) {
+  report::ReportResult report(report::ReportOptions options = {}, TraceInfo info = {}) {
     for (const GpuActivity& a : gpu) events.push_back(Event::from_gpu(a));
     threads[0].name = "server";
     report::TraceReport r(options);
-    REQUIRE(r.open(TraceInfo{}).ok());
+    REQUIRE(r.open(info).ok());
     REQUIRE(r.write(EventBatch{events.data(), events.size(), &time, &threads}).ok());
     Stats stats;
     stats.threads = threads;
@@ -166,6 +166,41 @@ TEST_CASE("GPU time is attributed to the ranges that launched it; idle GPU expla
   REQUIRE(r.outliers[0].causes.size() == 1);
   CHECK(r.outliers[0].causes[0].cause == "GPU idle");
   CHECK(r.outliers[0].causes[0].overlap_ns == 19 * kMs);
+}
+
+TEST_CASE("kernels with declared costs on the roofline; copies against the link's peak") {
+  Trace t;
+  GpuActivity& streaming = t.activity(GpuActivityKind::kKernel, "stream_triad", 0, kMs);
+  streaming.declared_bytes = 1e9;  // 1 GB in 1 ms: 1000 GB/s at 1 FLOP/byte
+  streaming.declared_flops = 1e9;
+  GpuActivity& gemm = t.activity(GpuActivityKind::kKernel, "gemm", 2 * kMs, 3 * kMs);
+  gemm.declared_bytes = 1e6;  // 10 TFLOP/s at 10^4 FLOP/byte
+  gemm.declared_flops = 1e10;
+  t.activity(GpuActivityKind::kKernel, "undeclared", 4 * kMs, 5 * kMs);
+  GpuActivity& copy =
+      t.activity(GpuActivityKind::kMemcpy, "Memcpy HtoD (Pinned -> Device)", 6 * kMs, 8 * kMs);
+  copy.copy_kind = MemcpyKind::kHtoD;
+  copy.bytes = 64'000'000;  // 32 GB/s
+  TraceInfo info;
+  DeviceInfo h200;
+  h200.name = "NVIDIA H200";
+  info.devices.push_back(h200);
+  const report::ReportResult r = t.report({}, info);
+  CHECK(r.peaks.memory_gbps == 4800);
+  REQUIRE(r.roofline.size() == 2);
+  const report::RooflineRow& a =
+      r.roofline[0].name == "stream_triad" ? r.roofline[0] : r.roofline[1];
+  const report::RooflineRow& b = r.roofline[0].name == "gemm" ? r.roofline[0] : r.roofline[1];
+  CHECK(a.bound == "memory");
+  CHECK(a.achieved_gbps == Approx(1000));
+  CHECK(a.percent_of_peak == Approx(100.0 * 1000 / 4800));
+  CHECK(b.bound == "compute");
+  CHECK(b.achieved_tflops == Approx(10));
+  CHECK(b.percent_of_peak == Approx(100.0 * 10 / 67));
+  REQUIRE(r.copies.size() == 1);
+  CHECK(r.copies[0].kind == "HtoD");
+  CHECK(r.copies[0].achieved_gbps == Approx(32));
+  CHECK(r.copies[0].peak_gbps == 64);
 }
 
 }  // namespace
