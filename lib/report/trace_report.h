@@ -166,7 +166,7 @@ class TraceReport : public Sink {
   Status write(const EventBatch& batch) override;
   Status close(const Stats& stats, const TimeBase& time) override;
 
-  // Valid after close().
+  // Valid after close(), while this report lives: its name rows point into the report.
   const ReportResult& result() const { return result_; }
 
  private:

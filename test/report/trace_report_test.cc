@@ -4,6 +4,7 @@
 #include "report/trace_report.h"
 
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,19 +35,19 @@ struct Trace {
     a.end = static_cast<std::uint64_t>(end);
     return a;
   }
-  report::ReportResult report(report::ReportOptions options = {}, TraceInfo info = {}) {
+  const report::ReportResult& run(report::ReportOptions options = {}, TraceInfo info = {}) {
     for (const GpuActivity& a : gpu) events.push_back(Event::from_gpu(a));
     threads[0].name = "server";
-    report::TraceReport r(options);
-    REQUIRE(r.open(info).ok());
-    REQUIRE(r.write(EventBatch{events.data(), events.size(), &time, &threads}).ok());
+    // The result points into the report (its name tables): the report lives as long as the trace.
+    report = std::make_unique<report::TraceReport>(options);
+    REQUIRE(report->open(info).ok());
+    REQUIRE(report->write(EventBatch{events.data(), events.size(), &time, &threads}).ok());
     Stats stats;
     stats.threads = threads;
-    REQUIRE(r.close(stats, time).ok());
-    result = r.result();
-    return result;
+    REQUIRE(report->close(stats, time).ok());
+    return report->result();
   }
-  report::ReportResult result;
+  std::unique_ptr<report::TraceReport> report;
 };
 
 constexpr CallSite kRequest{"request", "", "", 0, 0, Category::kApp};
@@ -68,7 +69,7 @@ TEST_CASE("three GC pauses inside the three slowest of 1000 requests: GC is name
     if (i == 700) t.range(kCompile, at + length + kMs, at + length + 3 * kMs);
     at += length + 5 * kMs;
   }
-  const report::ReportResult r = t.report();
+  const report::ReportResult& r = t.run();
   CHECK(r.latency_name == "request");
   REQUIRE(r.outliers.size() == 3);
   const double expected_ms[] = {60, 50, 40};
@@ -124,7 +125,7 @@ TEST_CASE("a stream whose kernels wait on late launches is host-bound") {
     k.correlation = correlation++;
     s2 += 100 * kUs;
   }
-  const report::ReportResult r = t.report();
+  const report::ReportResult& r = t.run();
   REQUIRE(r.streams.size() == 2);
   const report::StreamStats& one = r.streams[0];
   CHECK(one.stream == 1);
@@ -157,7 +158,7 @@ TEST_CASE("GPU time is attributed to the ranges that launched it; idle GPU expla
   }
   report::ReportOptions options;
   options.outlier_threshold_ms = 5;  // of 50 forwards, the P99 is the slowest itself
-  const report::ReportResult r = t.report(options);
+  const report::ReportResult& r = t.run(options);
   REQUIRE(!r.ranges.empty());
   CHECK(r.ranges[0]->name == "forward");
   CHECK(r.ranges[0]->gpu_ns == 50 * kMs);
@@ -185,7 +186,7 @@ TEST_CASE("kernels with declared costs on the roofline; copies against the link'
   DeviceInfo h200;
   h200.name = "NVIDIA H200";
   info.devices.push_back(h200);
-  const report::ReportResult r = t.report({}, info);
+  const report::ReportResult& r = t.run({}, info);
   CHECK(r.peaks.memory_gbps == 4800);
   REQUIRE(r.roofline.size() == 2);
   const report::RooflineRow& a =
