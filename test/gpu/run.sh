@@ -35,10 +35,14 @@ if [ -d "$prefix/usr/lib/x86_64-linux-gnu" ] && [ ! -e "$prefix/usr/lib/x86_64-l
 fi
 export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 
-if [ "$part" = all ]; then
-  echo "== build"
+configure() {
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix/usr" \
     -DCMAKE_CUDA_ARCHITECTURES=90 2>&1 | grep -E "gpuprobe|Catch2|CUDA compiler identification|Error" | tee "$out/configure.log"
+}
+
+if [ "$part" = all ]; then
+  echo "== build"
+  configure
   cmake --build build-gpu 2>&1 | tail -3 | tee "$out/build.log"
 
   echo "== tests"
@@ -67,6 +71,11 @@ fi
 echo "== python: the package over torch's CUDA build"
 # The machine's python3 (a venv holding torch) has no network: build tools and pytest travel as
 # wheels in .deps/wheels and go, like the package, into directories on PYTHONPATH.
+# The Python tests also run the gpuprobe command and the synthetic-trace writer.
+if [ ! -x build-gpu/gpuprobe ] || [ ! -x build-gpu/test/write_synthetic_gpu_trace ]; then
+  configure
+  cmake --build build-gpu --target gpuprobe_cli write_synthetic_gpu_trace 2>&1 | tail -1
+fi
 deps=/tmp/gpuprobe-pydeps
 pkg=/tmp/gpuprobe-py
 rm -rf "$pkg"
