@@ -36,47 +36,41 @@ def _torch():
 # ---- modules and steps ----
 
 
+def _range_hooks(name):
+    """A (begin, end) pair of hook functions recording a range named ``name`` (category torch)
+    from one to the other; per thread, so that concurrent forwards do not mix."""
+    tokens = threading.local()
+
+    def begin(*args):
+        stack = getattr(tokens, "stack", None)
+        if stack is None:
+            stack = tokens.stack = []
+        stack.append(_core._begin(name, "torch"))
+
+    def end(*args):
+        stack = getattr(tokens, "stack", None)
+        if stack:
+            _core._end(stack.pop())
+
+    return begin, end
+
+
 def instrument(model, *, backward=True, prefix=None):
     """Records a range per module forward (category "torch"), named by the module's path in
     ``model`` ("encoder.layers.0.attn"), and, where torch offers full backward hooks, one per
     module backward ("<path> backward"). Returns a handle whose ``remove()`` undoes it."""
-    torch = _torch()
+    _torch()
     handles = []
     root = prefix or type(model).__name__
     for path, module in model.named_modules():
         name = f"{root}.{path}" if path else root
-        tokens = threading.local()
-
-        def pre(mod, args, _name=name, _tokens=tokens):
-            stack = getattr(_tokens, "stack", None)
-            if stack is None:
-                stack = _tokens.stack = []
-            stack.append(_core._begin(_name, "torch"))
-
-        def post(mod, args, output, _tokens=tokens):
-            stack = getattr(_tokens, "stack", None)
-            if stack:
-                _core._end(stack.pop())
-
-        handles.append(module.register_forward_pre_hook(pre))
-        handles.append(module.register_forward_hook(post))
+        begin, end = _range_hooks(name)
+        handles.append(module.register_forward_pre_hook(begin))
+        handles.append(module.register_forward_hook(end))
         if backward and hasattr(module, "register_full_backward_pre_hook"):
-            back_name = name + " backward"
-            back_tokens = threading.local()
-
-            def back_pre(mod, grad_output, _name=back_name, _tokens=back_tokens):
-                stack = getattr(_tokens, "stack", None)
-                if stack is None:
-                    stack = _tokens.stack = []
-                stack.append(_core._begin(_name, "torch"))
-
-            def back_post(mod, grad_input, grad_output, _tokens=back_tokens):
-                stack = getattr(_tokens, "stack", None)
-                if stack:
-                    _core._end(stack.pop())
-
-            handles.append(module.register_full_backward_pre_hook(back_pre))
-            handles.append(module.register_full_backward_hook(back_post))
+            begin, end = _range_hooks(name + " backward")
+            handles.append(module.register_full_backward_pre_hook(begin))
+            handles.append(module.register_full_backward_hook(end))
     return _Handles(handles)
 
 
