@@ -230,8 +230,8 @@ Status TensorBoardSink::close(const Stats& stats, const TimeBase&) {
   if (s.ok()) s = xspace_.write_to(profile, stats);
   if (s.ok()) s = profile.commit();
   if (s.ok() && xspace_.dropped() != 0) {
-    core::print_notice("tensorboard: " + std::to_string(xspace_.dropped()) + " events left out of " +
-                       profile_path_ +
+    core::print_notice("tensorboard: " + std::to_string(xspace_.dropped()) +
+                       " events left out of " + profile_path_ +
                        " (its size limit; the XSpace says so in its warnings); the Chrome and "
                        "Perfetto sinks keep every event");
   }
