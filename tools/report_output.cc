@@ -144,7 +144,16 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
       std::fprintf(o, ", amortised over %llu steps: %.3f ms per step",
                    static_cast<unsigned long long>(c.steps),
                    ms(c.compile_ns) / static_cast<double>(c.steps));
-    std::fprintf(o, "\n  recompiles: %zu\n", c.recompiles.size());
+    std::fprintf(o, "\n");
+    if (c.cache_hits >= 0 && c.cache_hits + c.cache_misses > 0)
+      std::fprintf(o, "  cache: %.0f hits, %.0f misses (%.0f%% hit rate)\n", c.cache_hits,
+                   c.cache_misses, 100 * c.cache_hits / (c.cache_hits + c.cache_misses));
+    if (c.graph_ops > 0 && c.kernels_generated > 0)
+      std::fprintf(o, "  ops per generated kernel K = %.1f (%.0f FX ops, %.0f kernels)\n",
+                   c.graph_ops / c.kernels_generated, c.graph_ops, c.kernels_generated);
+    if (c.speedup > 0)
+      std::fprintf(o, "  speedup S = T_eager / T_compiled = %.2f (from compare())\n", c.speedup);
+    std::fprintf(o, "  recompiles: %zu\n", c.recompiles.size());
     for (const std::string& reason : c.recompiles) std::fprintf(o, "    %s\n", reason.c_str());
     std::fprintf(o, "  graph breaks: %zu distinct\n", c.graph_breaks.size());
     for (const auto& [reason, n] : c.graph_breaks)
@@ -269,6 +278,15 @@ std::string report_json(const report::ReportResult& r) {
                   {"steps", r.compile.steps},
                   {"recompiles", r.compile.recompiles},
                   {"graph_breaks", r.compile.graph_breaks}};
+  const auto known = [](double v) { return v >= 0 ? json(v) : json(nullptr); };
+  j["compile"]["cache_hits"] = known(r.compile.cache_hits);
+  j["compile"]["cache_misses"] = known(r.compile.cache_misses);
+  j["compile"]["graph_ops"] = known(r.compile.graph_ops);
+  j["compile"]["kernels_generated"] = known(r.compile.kernels_generated);
+  j["compile"]["ops_per_kernel"] = r.compile.graph_ops > 0 && r.compile.kernels_generated > 0
+                                       ? json(r.compile.graph_ops / r.compile.kernels_generated)
+                                       : json(nullptr);
+  j["compile"]["speedup"] = known(r.compile.speedup);
   j["jitter"] = {{"range", r.latency_name},
                  {"threshold_ms", r.outlier_threshold_ms},
                  {"outliers", outliers},

@@ -164,6 +164,18 @@ Status TraceReport::write(const EventBatch& batch) {
       add_gpu(*e.gpu, begin, end);
       continue;
     }
+    if (e.type == EventType::kCounter && e.site->category == Category::kCompile) {
+      ReportResult::Compile& c = result_.compile;
+      const std::string_view name = e.site->name;
+      double* slot = name == "compile cache hits"          ? &c.cache_hits
+                     : name == "compile cache misses"      ? &c.cache_misses
+                     : name == "compile graph ops"         ? &c.graph_ops
+                     : name == "compile kernels generated" ? &c.kernels_generated
+                     : name == "compile speedup"           ? &c.speedup
+                                                           : nullptr;
+      if (slot != nullptr) *slot = e.value;  // totals: the last value is the answer
+      continue;
+    }
     if (e.type == EventType::kCounter) {
       // An allocator retry flushes the cache and synchronizes: a cause, at the moment counted.
       if (std::strcmp(e.site->name, "cuda alloc retries") == 0)

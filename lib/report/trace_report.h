@@ -155,6 +155,9 @@ struct ReportResult {
     std::vector<std::string> recompiles;                // "compile id: reason"
     std::map<std::string, std::uint64_t> graph_breaks;  // reason -> count
     std::uint64_t steps = 0;                            // for the amortised cost per step
+    // The last values of gpuprobe.torch's compile counters; negative when absent.
+    double cache_hits = -1, cache_misses = -1, graph_ops = -1, kernels_generated = -1;
+    double speedup = -1;  // S = T_eager / T_compiled, from gpuprobe.torch.compare()
   } compile;
 };
 

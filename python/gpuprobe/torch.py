@@ -161,6 +161,12 @@ class _LimitHandler(logging.Handler):
             _core.instant("recompile limit hit", "compile")
 
 
+def _generated_kernel_count():
+    """Inductor's count of kernels it generated, where this torch keeps one; else None."""
+    metrics = sys.modules.get("torch._inductor.metrics")
+    return getattr(metrics, "generated_kernel_count", None) if metrics is not None else None
+
+
 _watchers = []  # active CompileWatchers, which step() lets read finished compiles' metrics
 
 
@@ -183,10 +189,10 @@ class CompileWatcher:
         self._limit_hits = []
         self._tokens = threading.local()
         self._compile_seconds = 0.0
-        self._starts = {}
         # Compiles before watching (the record is process-wide and survives dynamo.reset()).
         self._seen_metrics = {self._metric_key(m) for m in self._all_metrics()}
         self._marked_breaks = set()
+        self._kernels_baseline = _generated_kernel_count() or 0
         self._metrics = []
         self.unavailable = []  # what this torch lacks, in words
         self._callbacks = None
@@ -247,15 +253,40 @@ class CompileWatcher:
 
     def _collect_metrics(self):
         self._mark_graph_breaks()
+        new = False
         for m in self._all_metrics():
             key = self._metric_key(m)
             if key in self._seen_metrics:
                 continue
             self._seen_metrics.add(key)
             self._metrics.append(m)
+            new = True
             reason = getattr(m, "recompile_reason", None)
             if reason:
                 _core.instant(f"recompile {key[0]}: {reason}"[:200], "compile")
+        if new:
+            # Totals since watching, as counters the report reads back from the trace: cache
+            # hit rate, and FX-graph ops per generated kernel (K).
+            for name, value in self._totals().items():
+                _core.counter(name, value, "compile")
+
+    def _delta(self, group, now):
+        before = self._baseline.get(group, {})
+        return {k: v - before.get(k, 0) for k, v in now.get(group, {}).items()
+                if v - before.get(k, 0) > 0}
+
+    def _totals(self):
+        now = self._snapshot()
+        inductor, aot = self._delta("inductor", now), self._delta("aot_autograd", now)
+        totals = {
+            "compile cache hits": inductor.get("fxgraph_cache_hit", 0) + aot.get("autograd_cache_hit", 0),
+            "compile cache misses": inductor.get("fxgraph_cache_miss", 0) + aot.get("autograd_cache_miss", 0),
+            "compile graph ops": sum(getattr(m, "graph_op_count", 0) or 0 for m in self._metrics),
+        }
+        kernels = _generated_kernel_count()
+        if kernels is not None:
+            totals["compile kernels generated"] = kernels - self._kernels_baseline
+        return totals
 
     def _mark_graph_breaks(self):
         # Each graph-break reason once in the trace, when first seen (counters only say how
@@ -273,11 +304,6 @@ class CompileWatcher:
         self._collect_metrics()
         now = self._snapshot()
 
-        def delta(group):
-            before = self._baseline.get(group, {})
-            return {k: v - before.get(k, 0) for k, v in now.get(group, {}).items()
-                    if v - before.get(k, 0) > 0}
-
         compiles, recompiles = [], []
         for m in self._metrics:
             compile_id = str(getattr(m, "compile_id", ""))
@@ -293,7 +319,8 @@ class CompileWatcher:
             })
             if reason:
                 recompiles.append({"compile_id": compile_id, "reason": reason})
-        inductor, aot, frames = delta("inductor"), delta("aot_autograd"), delta("frames")
+        inductor, aot = self._delta("inductor", now), self._delta("aot_autograd", now)
+        frames = self._delta("frames", now)
         cache = {
             "fxgraph_hit": inductor.get("fxgraph_cache_hit", 0),
             "fxgraph_miss": inductor.get("fxgraph_cache_miss", 0),
@@ -302,7 +329,7 @@ class CompileWatcher:
         }
         return CompileReport(
             compiles=compiles,
-            graph_breaks=delta("graph_break"),
+            graph_breaks=self._delta("graph_break", now),
             recompiles=recompiles,
             cache=cache,
             eager_fallbacks=max(frames.get("total", 0) - frames.get("ok", 0), 0),
@@ -414,7 +441,8 @@ def compare(eager_fn, compiled_fn, *inputs, rtol=1e-5, atol=1e-8, warmup=3, runs
     with torch.no_grad():
         t_eager = _time(eager_fn, inputs, warmup, runs, sync)
         t_compiled = _time(compiled_fn, inputs, warmup, runs, sync)
+    speedup = t_eager / t_compiled if t_compiled > 0 else math.inf
+    _core.counter("compile speedup", speedup, "compile")  # S, for the report when recording
     return Comparison(passed=passed, max_abs_error=max_abs, max_rel_error=max_rel, worst=worst,
                       nan_mismatches=nan_bad, inf_mismatches=inf_bad, eager_seconds=t_eager,
-                      compiled_seconds=t_compiled,
-                      speedup=t_eager / t_compiled if t_compiled > 0 else math.inf)
+                      compiled_seconds=t_compiled, speedup=speedup)

@@ -179,6 +179,12 @@ def test_compile_observer_reports_the_break_and_the_recompile(tmp_path):
     assert len(compile_section["recompiles"]) == 2
     assert all("size mismatch" in r for r in compile_section["recompiles"])
     assert list(compile_section["graph_breaks"].values()) == [1]
+    # Cache hits + misses: the four frame compiles, each an FX-graph and an AOT lookup (hits when
+    # an earlier run left the cache warm).
+    assert compile_section["cache_hits"] + compile_section["cache_misses"] >= 4
+    assert compile_section["graph_ops"] > 0
+    if compile_section["kernels_generated"]:
+        assert compile_section["ops_per_kernel"] > 0
 
 
 def test_recompile_limit_hits_and_eager_fallbacks_are_reported():
