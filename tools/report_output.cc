@@ -71,14 +71,15 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
     std::fprintf(o, "\nGPU utilisation\n");
     for (const auto& [device, busy] : r.device_busy_percent)
       std::fprintf(o, "  GPU %u: busy %.1f%% of the trace\n", device, busy);
-    std::fprintf(o, "  %-16s %8s %10s %8s %14s %14s %14s\n", "stream", "kernels", "busy ms",
-                 "busy %", "host wait ms", "kernel wait ms", "other idle ms");
+    std::fprintf(o, "  %-16s %8s %7s %10s %8s %14s %14s %14s\n", "stream", "kernels", "copies",
+                 "busy ms", "busy %", "host wait ms", "kernel wait ms", "other idle ms");
     for (const report::StreamStats& s : r.streams) {
       const double window = ms(s.last_ns - s.first_ns);
       char name[32];
       std::snprintf(name, sizeof name, "GPU %u stream %u", s.device, s.stream);
-      std::fprintf(o, "  %-16s %8llu %10.3f %7.1f%% %14.3f %14.3f %14.3f\n", name,
-                   static_cast<unsigned long long>(s.kernels), ms(s.busy_ns),
+      std::fprintf(o, "  %-16s %8llu %7llu %10.3f %7.1f%% %14.3f %14.3f %14.3f\n", name,
+                   static_cast<unsigned long long>(s.kernels),
+                   static_cast<unsigned long long>(s.copies), ms(s.busy_ns),
                    window > 0 ? 100.0 * ms(s.busy_ns) / window : 100.0, ms(s.host_wait_ns),
                    ms(s.kernel_wait_ns), ms(s.other_idle_ns));
     }

@@ -339,6 +339,7 @@ class ChromeReader {
     GpuActivity& a = builder_.gpu();
     a.kind = kind;
     a.name = builder_.text(ev_.name);
+    if (kind == GpuActivityKind::kMemcpy) a.copy_kind = memcpy_kind_from_name(a.name);
     const bool api = kind == GpuActivityKind::kRuntimeApi || kind == GpuActivityKind::kDriverApi;
     if (api) {
       builder_.thread(ev_.pid, ev_.tid);  // shown among the thread's ranges

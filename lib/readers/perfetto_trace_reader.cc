@@ -493,6 +493,7 @@ class PerfettoReader {
     GpuActivity& a = builder_.gpu();
     a.kind = kind;
     a.name = s.name;
+    if (kind == GpuActivityKind::kMemcpy) a.copy_kind = memcpy_kind_from_name(a.name);
     a.correlation = saturate<std::uint32_t>(number(as, "correlation"));
     if (kind == GpuActivityKind::kRuntimeApi || kind == GpuActivityKind::kDriverApi) {
       const auto it = tracks_.find(track);

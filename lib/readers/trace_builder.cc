@@ -120,6 +120,21 @@ Status TraceBuilder::commit_gpu(std::int64_t start_ns, std::int64_t end_ns) {
   return push(Event::from_gpu(a));
 }
 
+MemcpyKind memcpy_kind_from_name(const char* name) {
+  static constexpr char kPrefix[] = "Memcpy ";
+  if (std::strncmp(name, kPrefix, sizeof kPrefix - 1) != 0) return MemcpyKind::kUnknown;
+  const char* kind = name + sizeof kPrefix - 1;
+  static const std::pair<const char*, MemcpyKind> kKinds[] = {
+      {"HtoD", MemcpyKind::kHtoD}, {"DtoH", MemcpyKind::kDtoH}, {"DtoD", MemcpyKind::kDtoD},
+      {"HtoH", MemcpyKind::kHtoH}, {"PtoP", MemcpyKind::kPtoP}, {"HtoA", MemcpyKind::kHtoA},
+      {"AtoH", MemcpyKind::kAtoH}, {"AtoA", MemcpyKind::kAtoA}, {"AtoD", MemcpyKind::kAtoD},
+      {"DtoA", MemcpyKind::kDtoA}};
+  for (const auto& [text, k] : kKinds) {
+    if (std::strncmp(kind, text, 4) == 0) return k;
+  }
+  return MemcpyKind::kUnknown;
+}
+
 bool step_number(const char* name, long long* number) {
   static constexpr char kStep[] = "ProfilerStep#";
   if (std::strncmp(name, kStep, sizeof kStep - 1) != 0) return false;

@@ -32,6 +32,10 @@ T saturate(double v) {
   return static_cast<T>(v);
 }
 
+// The direction a copy's name gives, as CUPTI's decoder names them ("Memcpy HtoD (Pinned ->
+// Device)", Kineto's too); kUnknown for other names.
+MemcpyKind memcpy_kind_from_name(const char* name);
+
 // The N of a step's name, "ProfilerStep#N" with N a non-negative decimal; false otherwise.
 bool step_number(const char* name, long long* number);
 

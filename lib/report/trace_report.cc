@@ -119,7 +119,7 @@ void TraceReport::add_gpu(const GpuActivity& a, std::int64_t begin, std::int64_t
         k.declared_flops += a.declared_flops;
         k.declared_ns += end - begin;
       }
-      streams_[{a.device, a.stream}].push_back({begin, end, a.correlation});
+      streams_[{a.device, a.stream}].push_back({begin, end, a.correlation, true});
       gpu_work_.push_back({begin, end});
       if (a.range != nullptr) stats_for(range_names_, a.range->name).gpu_ns += end - begin;
       break;
@@ -127,6 +127,7 @@ void TraceReport::add_gpu(const GpuActivity& a, std::int64_t begin, std::int64_t
     case GpuActivityKind::kMemcpy:
     case GpuActivityKind::kMemset:
       gpu_work_.push_back({begin, end});
+      streams_[{a.device, a.stream}].push_back({begin, end, a.correlation, false});
       if (a.kind == GpuActivityKind::kMemcpy) {
         if (a.bytes >= static_cast<std::uint64_t>(options_.large_copy_bytes))
           causes_[kLargeCopy].push_back({begin, end});
@@ -245,15 +246,19 @@ void TraceReport::finish() {
     std::int64_t reach = spans.front().start;
     for (std::size_t i = 0; i < spans.size(); ++i) {
       const KernelSpan& k = spans[i];
-      ++s.kernels;
-      if (k.end - k.start < options_.tiny_kernel_ns) {
-        ++r.tiny_kernels;
-        r.tiny_kernel_ns += k.end - k.start;
-      }
       const auto launch = launches_.find(k.correlation);
-      if (launch != launches_.end()) {
-        launch_delay.add(std::max<std::int64_t>(k.start - launch->second.second, 0));
-        ++r.launches;
+      if (k.kernel) {
+        ++s.kernels;
+        if (k.end - k.start < options_.tiny_kernel_ns) {
+          ++r.tiny_kernels;
+          r.tiny_kernel_ns += k.end - k.start;
+        }
+        if (launch != launches_.end()) {
+          launch_delay.add(std::max<std::int64_t>(k.start - launch->second.second, 0));
+          ++r.launches;
+        }
+      } else {
+        ++s.copies;
       }
       if (i > 0 && k.start > reach) {
         const std::int64_t gap = k.start - reach;

@@ -19,8 +19,11 @@
 namespace gpuprobe::report {
 
 struct ReportOptions {
-  std::int64_t tiny_kernel_ns = 10'000;     // "tiny": shorter than this
-  std::int64_t consecutive_kernel_ns = 30;  // HTA's consecutive_kernel_delay (kernel wait)
+  std::int64_t tiny_kernel_ns = 10'000;  // "tiny": shorter than this
+  // Gaps shorter than this between queued work are kernel wait (launch overhead). HTA's
+  // consecutive_kernel_delay defaults to 30 and is applied in the trace's time unit, which is
+  // microseconds for Kineto's (and gpuprobe's) JSON: 30 us, so that the two agree.
+  std::int64_t consecutive_kernel_ns = 30'000;
   std::int64_t large_copy_bytes = 1 << 20;  // copies worth naming as jitter causes
   std::string latency_name;                 // the range whose outliers are explained; "" = auto
   double outlier_threshold_ms = 0;          // 0: above P99
@@ -74,6 +77,7 @@ struct StreamStats {
   std::int64_t first_ns = 0, last_ns = 0, busy_ns = 0;
   std::int64_t host_wait_ns = 0, kernel_wait_ns = 0, other_idle_ns = 0;
   std::uint64_t kernels = 0;
+  std::uint64_t copies = 0;  // copies and sets
 };
 
 // Where a kernel with declared bytes and FLOPs sits on the device's roofline.
@@ -177,9 +181,11 @@ class TraceReport : public Sink {
   struct Interval {
     std::int64_t begin, end;
   };
+  // GPU work on a stream: kernels, and copies and sets, which occupy the stream as HTA counts.
   struct KernelSpan {
     std::int64_t start, end;
     std::uint32_t correlation;
+    bool kernel;
   };
 
   NameStats& stats_for(std::unordered_map<std::string, NameStats>& table, const char* name);
