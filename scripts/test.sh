@@ -31,8 +31,8 @@ run_python_tests() {
 
 for config in "${configs[@]}"; do
   if [ "$config" = fuzz ]; then
-    # Three readers' targets, 40 s each: a crash, leak, hang or runaway memory fails the run.
-    if fuzz/run.sh 40; then passed=$((passed + 3)); else failed=$((failed + 1)); fi
+    # Three readers' targets, 25 s each: a crash, leak, hang or runaway memory fails the run.
+    if fuzz/run.sh 25; then passed=$((passed + 3)); else failed=$((failed + 1)); fi
     continue
   fi
   if [ "$config" = python ]; then
