@@ -85,11 +85,14 @@ class ChromeReader {
             });
           }
           if (key == "baseTimeNanoseconds"sv) {
-            std::string text;
-            double v;
-            const Status s = json_.number(&v, &text);
-            base_ns_ = std::strtoll(text.c_str(), nullptr, 10);
-            return s;
+            json_.peek();  // past whitespace, so the offset is the number's
+            const std::uint64_t at = json_.offset();
+            if (Status s = json_.integer(&base_ns_); !s.ok()) return s;
+            // Within ±2^62 ns (146 years) of 1970, so that adding event times never overflows.
+            constexpr std::int64_t kLimit = std::int64_t{1} << 62;
+            if (base_ns_ < -kLimit || base_ns_ > kLimit)
+              return in_.error_at(at, "baseTimeNanoseconds within 146 years of 1970");
+            return {};
           }
           return json_.skip_value();
         },

@@ -281,6 +281,8 @@ TEST_CASE("malformed JSON: one error with the file, the byte offset and what was
       {R"({"traceEvents": []} x)",
        "t.json: byte 20: expected the end of the file after the trace, found 'x'"},
       {"\x01", "t.json: byte 0: expected '{' or '[' starting a Chrome trace, found byte 0x01"},
+      {R"({"baseTimeNanoseconds": 17614460800000000000, "traceEvents": []})",
+       "t.json: byte 24: expected baseTimeNanoseconds within 146 years of 1970"},
   };
   for (const Case& c : cases) {
     auto in = readers::ByteSource::from_memory(c.json, "t.json");
