@@ -3,6 +3,9 @@
 # each for a bounded time from the seeds in fuzz/corpus/ (plus what earlier runs found, kept in
 # build-fuzz/corpus/). Exits non-zero if a target finds a crash, a leak or a hang.
 #   fuzz/run.sh [SECONDS per target, default 45]
+# FUZZ_SEED and FUZZ_RUNS (inputs per target; the file target, ten times slower, runs a fifth)
+# make a run repeatable — the test command uses them, so CI explores the same inputs each time
+# instead of failing at random on what a longer search finds.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-45}
@@ -23,7 +26,15 @@ for target in chrome_reader_fuzzer perfetto_reader_fuzzer trace_file_fuzzer; do
   mkdir -p "$work" "$dir/artifacts"
   echo "=== fuzz: $target for ${seconds}s"
   # -timeout: an input taking over 10 s counts as a hang; -rss_limit_mb: memory must stay bounded.
-  if ! "$dir/fuzz/$target" "$work" $seeds -max_total_time="$seconds" -timeout=10 \
+  repeat=()
+  if [ -n "${FUZZ_SEED:-}" ]; then repeat+=(-seed="$FUZZ_SEED"); fi
+  if [ -n "${FUZZ_RUNS:-}" ]; then
+    runs=$FUZZ_RUNS
+    [ "$target" = trace_file_fuzzer ] && runs=$((FUZZ_RUNS / 5))
+    repeat+=(-runs="$runs")
+    rm -rf "$work" && mkdir -p "$work"  # the same starting corpus every time
+  fi
+  if ! "$dir/fuzz/$target" "$work" $seeds -max_total_time="$seconds" -timeout=10 "${repeat[@]}" \
         -rss_limit_mb=2048 -max_len=65536 -artifact_prefix="$dir/artifacts/$target-" \
         -print_final_stats=1 2>"$dir/$target.log"; then
     echo "=== fuzz: $target FAILED (input saved under $dir/artifacts/):"
