@@ -70,6 +70,11 @@ for config in "${configs[@]}"; do
   total=$(echo "$summary" | sed -E 's/.* out of ([0-9]+).*/\1/')
   bad=$(echo "$summary" | sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/')
   skipped=$(grep -c -- "\*\*\*Skipped" "$log" || true)
+  # ctest hides a skipped test's output: show each one's reason ("skipped: no CUDA device").
+  skipped_names=$(grep -- "\*\*\*Skipped" "$log" | sed -E 's/.*Test +#[0-9]+: ([^ ]+) .*/\1/' | paste -sd'|')
+  if [ -n "$skipped_names" ]; then
+    ctest --test-dir "$dir" -R "^($skipped_names)\$" -V 2>&1 | grep -E "^[0-9]+: skipped:" | sort -u
+  fi
   if [ -z "$summary" ]; then
     failed=$((failed + 1))
   else
