@@ -3,6 +3,7 @@
 /// as CPU events.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "gpuprobe/call_site.hpp"
@@ -35,6 +36,15 @@ enum class MemcpyKind : std::uint8_t {
   kHtoH = 9,
   kPtoP = 10,
 };
+
+/// The short name of a copy direction ("HtoD", "DtoH", ...; "Unknown" outside the enum), as
+/// copy names ("Memcpy HtoD (Pinned -> Device)") and reports spell it.
+constexpr const char* memcpy_kind_name(MemcpyKind kind) noexcept {
+  constexpr const char* kNames[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                    "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
+  const auto i = static_cast<std::size_t>(kind);
+  return i < sizeof(kNames) / sizeof(kNames[0]) ? kNames[i] : "Unknown";
+}
 
 /// Memory kinds at either end of a copy (CUpti_ActivityMemoryKind).
 enum class MemoryKind : std::uint8_t {

@@ -36,12 +36,6 @@ const char* memory_kind_name(std::uint8_t kind) {
   }
 }
 
-const char* copy_kind_name(std::uint8_t kind) {
-  static constexpr const char* kNames[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                           "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
-  return kind < sizeof(kNames) / sizeof(kNames[0]) ? kNames[kind] : "Unknown";
-}
-
 const char* sync_name(CUpti_ActivitySynchronizationType type) {
   switch (type) {
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
@@ -194,8 +188,9 @@ bool ActivityDecoder::decode_fields(const CUpti_Activity& record, GpuActivity* o
       const auto& m = reinterpret_cast<const CUpti_ActivityMemcpy6&>(record);
       copy_placement(m, out);
       out->kind = GpuActivityKind::kMemcpy;
-      out->name = intern(std::string("Memcpy ") + copy_kind_name(m.copyKind) + " (" +
-                         memory_kind_name(m.srcKind) + " -> " + memory_kind_name(m.dstKind) + ")");
+      out->name =
+          intern(std::string("Memcpy ") + memcpy_kind_name(static_cast<MemcpyKind>(m.copyKind)) +
+                 " (" + memory_kind_name(m.srcKind) + " -> " + memory_kind_name(m.dstKind) + ")");
       out->bytes = m.bytes;
       out->copy_kind = static_cast<MemcpyKind>(m.copyKind);
       out->src_kind = static_cast<MemoryKind>(m.srcKind);

@@ -124,13 +124,9 @@ MemcpyKind memcpy_kind_from_name(const char* name) {
   static constexpr char kPrefix[] = "Memcpy ";
   if (std::strncmp(name, kPrefix, sizeof kPrefix - 1) != 0) return MemcpyKind::kUnknown;
   const char* kind = name + sizeof kPrefix - 1;
-  static const std::pair<const char*, MemcpyKind> kKinds[] = {
-      {"HtoD", MemcpyKind::kHtoD}, {"DtoH", MemcpyKind::kDtoH}, {"DtoD", MemcpyKind::kDtoD},
-      {"HtoH", MemcpyKind::kHtoH}, {"PtoP", MemcpyKind::kPtoP}, {"HtoA", MemcpyKind::kHtoA},
-      {"AtoH", MemcpyKind::kAtoH}, {"AtoA", MemcpyKind::kAtoA}, {"AtoD", MemcpyKind::kAtoD},
-      {"DtoA", MemcpyKind::kDtoA}};
-  for (const auto& [text, k] : kKinds) {
-    if (std::strncmp(kind, text, 4) == 0) return k;
+  for (int k = 1; k <= static_cast<int>(MemcpyKind::kPtoP); ++k) {
+    if (std::strncmp(kind, memcpy_kind_name(static_cast<MemcpyKind>(k)), 4) == 0)
+      return static_cast<MemcpyKind>(k);
   }
   return MemcpyKind::kUnknown;
 }

@@ -332,10 +332,8 @@ void TraceReport::finish() {
     }
     r.roofline.push_back(row);
   }
-  static const char* kCopyKinds[] = {"other", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                     "AtoD",  "DtoA", "DtoD", "HtoH", "PtoP"};
   for (auto& [kind, c] : copies_) {
-    c.kind = kind >= 0 && kind <= 10 ? kCopyKinds[kind] : "other";
+    c.kind = memcpy_kind_name(static_cast<MemcpyKind>(kind));
     c.achieved_gbps = c.ns > 0 ? static_cast<double>(c.bytes) / static_cast<double>(c.ns) : 0;
     const bool host = c.kind == "HtoD" || c.kind == "DtoH";
     c.peak_gbps = host ? r.peaks.host_link_gbps : c.kind == "DtoD" ? r.peaks.memory_gbps : 0;

@@ -32,23 +32,6 @@ constexpr std::uint32_t kMetadataId = 1, kDouble = 2, kInt64 = 4, kStr = 5;
 // they never meet a gettid().
 constexpr std::int64_t kUnknownApiThreadLine = std::int64_t{1} << 40;
 
-const char* copy_kind_name(MemcpyKind kind) {
-  switch (kind) {
-    case MemcpyKind::kHtoD:
-      return "HtoD";
-    case MemcpyKind::kDtoH:
-      return "DtoH";
-    case MemcpyKind::kDtoD:
-      return "DtoD";
-    case MemcpyKind::kHtoH:
-      return "HtoH";
-    case MemcpyKind::kPtoP:
-      return "PtoP";
-    default:
-      return "other";
-  }
-}
-
 }  // namespace
 
 struct XSpaceBuilder::Stat {
@@ -125,30 +108,30 @@ void XSpaceBuilder::add_event(Plane& plane, std::int64_t line_id, const std::str
   if (line.name.empty()) line.name = line_name;
   const std::int64_t offset_ps = (begin_ns - info_.start_wall_ns) * 1000;
   const std::int64_t duration_ps = std::max<std::int64_t>(end_ns - begin_ns, 0) * 1000;
-  std::string event;
-  ProtoWriter w(&event, nullptr);
+  // Encoded into buffers kept across events: no allocation per event once they have grown.
+  event_.clear();
+  ProtoWriter w(&event_, &scratch_);
   w.varint(xevent::kMetadataId, static_cast<std::uint64_t>(event_id(plane, name)));
   w.varint(xevent::kOffsetPs, static_cast<std::uint64_t>(offset_ps));
   if (duration_ps != 0) w.varint(xevent::kDurationPs, static_cast<std::uint64_t>(duration_ps));
   for (const Stat& s : stats) {
-    std::string stat;
-    ProtoWriter sw(&stat, nullptr);
-    sw.varint(xstat::kMetadataId, static_cast<std::uint64_t>(stat_id(plane, s.name)));
-    switch (s.kind) {
-      case Stat::kInt:
-        sw.varint(xstat::kInt64, static_cast<std::uint64_t>(s.i));
-        break;
-      case Stat::kDouble:
-        sw.double_value(xstat::kDouble, s.d);
-        break;
-      case Stat::kString:
-        sw.bytes(xstat::kStr, s.s);
-        break;
-    }
-    w.bytes(xevent::kStats, stat);
+    w.message(xevent::kStats, [&](ProtoWriter& sw) {
+      sw.varint(xstat::kMetadataId, static_cast<std::uint64_t>(stat_id(plane, s.name)));
+      switch (s.kind) {
+        case Stat::kInt:
+          sw.varint(xstat::kInt64, static_cast<std::uint64_t>(s.i));
+          break;
+        case Stat::kDouble:
+          sw.double_value(xstat::kDouble, s.d);
+          break;
+        case Stat::kString:
+          sw.bytes(xstat::kStr, s.s);
+          break;
+      }
+    });
   }
   const std::size_t before = line.events.size();
-  ProtoWriter(&line.events, nullptr).bytes(xline::kEvents, event);
+  ProtoWriter(&line.events, nullptr).bytes(xline::kEvents, event_);
   bytes_ += line.events.size() - before;
   line.end_ps = std::max(line.end_ps, offset_ps + duration_ps);
 }
@@ -188,7 +171,7 @@ void XSpaceBuilder::add_gpu(const GpuActivity& a, const TimeBase& time,
   } else if (a.kind == GpuActivityKind::kMemcpy || a.kind == GpuActivityKind::kMemset) {
     const std::string details =
         std::string("kind:") +
-        (a.kind == GpuActivityKind::kMemset ? "memset" : copy_kind_name(a.copy_kind)) +
+        (a.kind == GpuActivityKind::kMemset ? "memset" : memcpy_kind_name(a.copy_kind)) +
         " size:" + std::to_string(a.bytes);
     stats.push_back(Stat::text("memcpy_details", details));
   }

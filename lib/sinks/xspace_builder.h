@@ -63,6 +63,8 @@ class XSpaceBuilder {
   std::map<std::uint32_t, Plane> devices_;
   std::unordered_map<std::int64_t, std::uint32_t> thread_by_tid_;
   std::unordered_map<const CallSite*, std::string> site_names_;
+  std::string event_;                                               // the XEvent being encoded
+  std::vector<std::string> scratch_ = std::vector<std::string>(1);  // its nested XStat
 };
 
 }  // namespace gpuprobe::sinks

@@ -20,6 +20,7 @@
 #include "sinks/chrome_trace_sink.h"
 #include "sinks/perfetto_sink.h"
 #include "support/catch.hpp"
+#include "support/strings.h"
 
 namespace gpuprobe {
 namespace {
@@ -147,13 +148,6 @@ struct Synthetic {
 
 std::string temp_file(const std::string& name) {
   return (fs::temp_directory_path() / (std::to_string(getpid()) + "_" + name)).string();
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::vector<std::string> expected_lines() {
@@ -315,7 +309,8 @@ TEST_CASE("every truncation and thousands of corruptions of real traces are reje
     sinks::PerfettoSink p(perfetto_path);
     Synthetic().write(p);
   }
-  const std::string chrome = slurp(chrome_path), perfetto = slurp(perfetto_path);
+  const std::string chrome = testing::read_file(chrome_path),
+                    perfetto = testing::read_file(perfetto_path);
   fs::remove(chrome_path);
   fs::remove(perfetto_path);
   const auto read_chrome = [](readers::ByteSource& in, Sink& s) {

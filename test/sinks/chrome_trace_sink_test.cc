@@ -18,6 +18,7 @@
 
 #include "gpuprobe/gpuprobe.hpp"
 #include "support/catch.hpp"
+#include "support/strings.h"
 
 namespace gpuprobe {
 namespace {
@@ -42,13 +43,6 @@ class TempDir {
  private:
   fs::path path_;
 };
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string read_gzip(const std::string& path) {
   gzFile f = gzopen(path.c_str(), "rb");
@@ -93,7 +87,7 @@ TEST_CASE("The Chrome trace has Kineto's structure and reads back") {
   REQUIRE(session.stop().ok());
   REQUIRE(dir.entries() == 1);  // the temporary file is gone
 
-  const std::string text = read_file(path);
+  const std::string text = testing::read_file(path);
   const json trace = json::parse(text);
   REQUIRE(trace["schemaVersion"] == 1);
   REQUIRE(trace["displayTimeUnit"] == "ms");
@@ -164,7 +158,7 @@ TEST_CASE("Drops are written into the trace") {
   Session session("chrome=" + path + ",ring=16,flush_ms=10000");
   for (int i = 0; i < 100; ++i) GPUPROBE_INSTANT("burst");
   REQUIRE(session.stop().ok());
-  const json trace = json::parse(read_file(path));
+  const json trace = json::parse(testing::read_file(path));
   REQUIRE(trace["gpuprobe"]["events_written"] == 16);
   REQUIRE(trace["gpuprobe"]["events_dropped"] == 84);
   REQUIRE(trace["gpuprobe"]["threads"][0]["dropped"] == 84);
@@ -181,7 +175,7 @@ TEST_CASE("Names with quotes, control characters and non-ASCII stay valid JSON")
   for (const std::string& n : names) ScopedRange r(n);
   gpuprobe::counter("weird \"counter\"", 1.5);
   REQUIRE(session.stop().ok());
-  const json trace = json::parse(read_file(path));
+  const json trace = json::parse(testing::read_file(path));
   for (const std::string& n : names) {
     INFO(n);
     REQUIRE(events_named(trace, n).size() == 1);
@@ -195,7 +189,7 @@ TEST_CASE("A .json.gz path writes gzip") {
   Session session("chrome=" + path);
   record_sample_workload();
   REQUIRE(session.stop().ok());
-  const std::string raw = read_file(path);
+  const std::string raw = testing::read_file(path);
   REQUIRE(raw.size() > 2);
   REQUIRE(static_cast<unsigned char>(raw[0]) == 0x1f);
   REQUIRE(static_cast<unsigned char>(raw[1]) == 0x8b);
@@ -208,7 +202,7 @@ TEST_CASE("Several chrome outputs at once get the same events") {
   Session session("chrome=" + dir.file("a.json") + ",chrome=" + dir.file("b.json.gz"));
   record_sample_workload();
   REQUIRE(session.stop().ok());
-  const json a = json::parse(read_file(dir.file("a.json")));
+  const json a = json::parse(testing::read_file(dir.file("a.json")));
   const json b = json::parse(read_gzip(dir.file("b.json.gz")));
   REQUIRE(a["traceEvents"].size() == b["traceEvents"].size());
 }
@@ -233,7 +227,7 @@ TEST_CASE("A directory path writes torch.profiler's <host>_<pid>.<ns>.pt.trace.j
   REQUIRE(name.substr(name.size() - 14) == ".pt.trace.json");
   const std::string stamp = name.substr(prefix.size(), name.size() - prefix.size() - 14);
   REQUIRE(stamp.find_first_not_of("0123456789") == std::string::npos);
-  const json trace = json::parse(read_file(files[0].string()));
+  const json trace = json::parse(testing::read_file(files[0].string()));
   REQUIRE(events_named(trace, "outer").size() == 1);
 }
 

@@ -18,6 +18,7 @@
 #include "gpuprobe/gpuprobe.hpp"
 #include "sinks/crc32c.h"
 #include "support/catch.hpp"
+#include "support/strings.h"
 #include "tensorboard_event.pb.h"
 #include "xplane.pb.h"
 
@@ -26,16 +27,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Every record of a TFRecord file, each CRC checked.
 std::vector<tensorboard::Event> read_events(const fs::path& path) {
-  const std::string file = read_file(path);
+  const std::string file = testing::read_file(path.string());
   std::vector<tensorboard::Event> events;
   std::size_t at = 0;
   while (at < file.size()) {
@@ -188,7 +182,7 @@ TEST_CASE("per-step scalars and histograms, and an XSpace of the timeline") {
   }
 
   tensorflow::profiler::XSpace space;
-  REQUIRE(space.ParseFromString(read_file(only_file(dir, ".xplane.pb"))));
+  REQUIRE(space.ParseFromString(testing::read_file(only_file(dir, ".xplane.pb").string())));
   CHECK(only_file(dir, ".xplane.pb").parent_path().parent_path().filename() == "profile");
   REQUIRE(space.planes_size() == 2);
   const auto& host = space.planes(0);
