@@ -129,11 +129,22 @@ int convert(const std::vector<std::string>& args) {
   return 0;
 }
 
+// Writes an HTML page; 0, or 1 with the reason on stderr.
+int write_page(const std::string& path, const std::string& page) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  const bool written = f != nullptr && std::fwrite(page.data(), 1, page.size(), f) == page.size();
+  const bool closed = f != nullptr && std::fclose(f) == 0;
+  if (!written || !closed) return fail(Status::Error("cannot write '" + path + "'"));
+  std::printf("wrote %s\n", path.c_str());
+  return 0;
+}
+
 int report_command(const std::vector<std::string>& args) {
   report::ReportOptions options;
   TextOptions text;
   bool json = false;
   std::string file, steps, html;
+  double straggler_ratio = 1.1;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     const bool has_value = i + 1 < args.size();
@@ -154,6 +165,12 @@ int report_command(const std::vector<std::string>& args) {
       options.latency_name = args[++i];
     } else if (a == "--steps" && has_value) {
       steps = args[++i];
+    } else if (a == "--straggler-ratio" && has_value) {
+      straggler_ratio = std::strtod(args[++i].c_str(), nullptr);
+      if (!(straggler_ratio > 1)) {
+        std::fprintf(stderr, "gpuprobe: --straggler-ratio takes a number above 1, e.g. 1.1\n");
+        return 2;
+      }
     } else if (a == "--threshold-ms" && has_value) {
       options.outlier_threshold_ms = std::strtod(args[++i].c_str(), nullptr);
     } else if (a.rfind("--", 0) != 0 && file.empty()) {
@@ -167,7 +184,8 @@ int report_command(const std::vector<std::string>& args) {
     std::fprintf(
         stderr,
         "usage: gpuprobe report FILE [--json] [--limit N] [--sort total|calls|mean|max|p99] "
-        "[--steps FIRST-LAST] [--latency RANGE] [--threshold-ms MS] [--html OUT.html]\n");
+        "[--steps FIRST-LAST] [--latency RANGE] [--threshold-ms MS] [--straggler-ratio R] "
+        "[--html OUT.html]\n");
     return 2;
   }
   if (!steps.empty()) {
@@ -206,10 +224,12 @@ int report_command(const std::vector<std::string>& args) {
     std::sort(ranks.begin(), ranks.end(), [](const RankReport& a, const RankReport& b) {
       return a.report->result().rank < b.report->result().rank;
     });
+    const std::vector<RankRow> rows = rank_rows(ranks, straggler_ratio);
+    if (!html.empty()) return write_page(html, ranks_html(rows));
     if (json) {
-      std::printf("%s\n", ranks_json(ranks, 1.1).c_str());
+      std::printf("%s\n", ranks_json(rows).c_str());
     } else {
-      print_ranks(ranks, 1.1, stdout);
+      print_ranks(rows, stdout);
     }
     return 0;
   }
@@ -217,13 +237,7 @@ int report_command(const std::vector<std::string>& args) {
   const Status s = readers::read_trace_file(file, sink);
   if (!s.ok()) return fail(s);
   if (!html.empty()) {
-    std::FILE* f = std::fopen(html.c_str(), "w");
-    const std::string page = report_html(sink.result(), text);
-    if (f == nullptr || std::fwrite(page.data(), 1, page.size(), f) != page.size() ||
-        std::fclose(f) != 0) {
-      return fail(Status::Error("cannot write '" + html + "'"));
-    }
-    std::printf("wrote %s\n", html.c_str());
+    return write_page(html, report_html(sink.result(), text));
   } else if (json) {
     std::printf("%s\n", report_json(sink.result()).c_str());
   } else {
@@ -235,10 +249,13 @@ int report_command(const std::vector<std::string>& args) {
 int diff_command(const std::vector<std::string>& args) {
   bool json = false;
   std::size_t limit = 20;
+  std::string html;
   std::vector<std::string> files;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--json") {
       json = true;
+    } else if (args[i] == "--html" && i + 1 < args.size()) {
+      html = args[++i];
     } else if (args[i] == "--limit" && i + 1 < args.size()) {
       limit = std::strtoul(args[++i].c_str(), nullptr, 10);
     } else if (args[i].rfind("--", 0) != 0) {
@@ -249,12 +266,13 @@ int diff_command(const std::vector<std::string>& args) {
     }
   }
   if (files.size() != 2) {
-    std::fprintf(stderr, "usage: gpuprobe diff A B [--json] [--limit N]\n");
+    std::fprintf(stderr, "usage: gpuprobe diff A B [--json | --html OUT.html] [--limit N]\n");
     return 2;
   }
   report::TraceReport a, b;
   if (Status s = readers::read_trace_file(files[0], a); !s.ok()) return fail(s);
   if (Status s = readers::read_trace_file(files[1], b); !s.ok()) return fail(s);
+  if (!html.empty()) return write_page(html, diff_html(a.result(), b.result(), limit));
   if (json) {
     std::printf("%s\n", diff_json(a.result(), b.result()).c_str());
   } else {
@@ -274,10 +292,13 @@ const Command kCommands[] = {
     {"report", "FILE|DIR ...",
      "where time went and why latency jittered: kernel and range tables, GPU idle breakdown, "
      "latency percentiles, outliers and what overlapped them; --json, --limit N, --sort KEY, "
-     "--steps FIRST-LAST, --latency RANGE, --threshold-ms MS, --html OUT.html",
+     "--steps FIRST-LAST, --latency RANGE, --threshold-ms MS, --html OUT.html; DIR: a trace "
+     "per rank, stragglers flagged (--straggler-ratio R, default 1.1)",
      report_command},
     {"diff", "A B ...",
-     "per-kernel and per-range changes from trace A to trace B; --json, --limit N", diff_command},
+     "per-kernel and per-range changes from trace A to trace B; --json, --html OUT.html, "
+     "--limit N",
+     diff_command},
 };
 
 void usage(std::FILE* f) {

@@ -5,6 +5,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "tools/html_page.h"
+
 namespace gpuprobe::tools {
 namespace {
 
@@ -39,16 +41,7 @@ std::vector<DiffRow> diff_rows(const report::ReportResult& a, const report::Repo
   return out;
 }
 
-double mean_step_ms(const report::ReportResult& r, bool* has_steps) {
-  for (const report::NameStats* s : r.ranges) {
-    if (s->name == "ProfilerStep") {
-      *has_steps = true;
-      return static_cast<double>(s->total_ns) * 1e-6 / static_cast<double>(s->count);
-    }
-  }
-  *has_steps = false;
-  return static_cast<double>(r.end_ns - r.start_ns) * 1e-6;
-}
+double ms(std::int64_t ns) { return static_cast<double>(ns) * 1e-6; }
 
 double busiest(const report::ReportResult& r) {
   double b = 0;
@@ -56,18 +49,14 @@ double busiest(const report::ReportResult& r) {
   return b;
 }
 
-std::vector<bool> stragglers(const std::vector<RankReport>& ranks, double ratio) {
-  std::vector<double> times;
-  for (const RankReport& rr : ranks) {
-    bool steps;
-    times.push_back(mean_step_ms(rr.report->result(), &steps));
+// The median of `values` without values[skip] (the lower middle of an even count).
+double median_of_others(const std::vector<double>& values, std::size_t skip) {
+  std::vector<double> others;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i != skip) others.push_back(values[i]);
   }
-  std::vector<double> sorted = times;
-  std::sort(sorted.begin(), sorted.end());
-  const double median = sorted.empty() ? 0 : sorted[sorted.size() / 2];
-  std::vector<bool> flags;
-  for (const double t : times) flags.push_back(ranks.size() > 1 && t > ratio * median);
-  return flags;
+  std::sort(others.begin(), others.end());
+  return others.empty() ? 0 : others[(others.size() - 1) / 2];
 }
 
 }  // namespace
@@ -107,45 +96,137 @@ std::string diff_json(const report::ReportResult& a, const report::ReportResult&
   return nlohmann::json{{"schema", "gpuprobe.diff/1"}, {"rows", rows}}.dump(1);
 }
 
-void print_ranks(const std::vector<RankReport>& ranks, double ratio, std::FILE* o) {
-  const std::vector<bool> flags = stragglers(ranks, ratio);
-  std::fprintf(o, "%zu ranks\n  %-6s %-36s %12s %7s %12s %8s  %s\n", ranks.size(), "rank", "file",
-               "duration ms", "steps", "step ms", "GPU %", "top jitter cause");
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    const report::ReportResult& r = ranks[i].report->result();
-    bool has_steps;
-    const double step = mean_step_ms(r, &has_steps);
-    std::uint64_t steps = 0;
+std::vector<RankRow> rank_rows(const std::vector<RankReport>& ranks, double ratio) {
+  std::vector<RankRow> rows;
+  for (const RankReport& rr : ranks) {
+    const report::ReportResult& r = rr.report->result();
+    RankRow row;
+    row.file = rr.file;
+    row.rank = r.rank;
+    row.duration_ms = ms(r.end_ns - r.start_ns);
+    std::int64_t step_ns = r.end_ns - r.start_ns, cpu_collective_ns = 0;
     for (const report::NameStats* s : r.ranges) {
-      if (s->name == "ProfilerStep") steps = s->count;
+      if (s->name == "ProfilerStep") {
+        row.steps = s->count;
+        step_ns = s->total_ns;
+      }
+      // Nested collective ranges ("nccl:all_reduce" around "c10d::allreduce_"): the outermost,
+      // the one with the most time, counts.
+      if (report::kernel_class_from_name(s->name) == "communication")
+        cpu_collective_ns = std::max(cpu_collective_ns, s->total_ns);
     }
-    std::string file = ranks[i].file;
-    if (file.size() > 36) file = "..." + file.substr(file.size() - 33);
-    std::fprintf(o, "  %-6s %-36s %12.3f %7llu %12.3f %7.1f%%  %s%s\n",
-                 r.rank >= 0 ? std::to_string(r.rank).c_str() : "?", file.c_str(),
-                 static_cast<double>(r.end_ns - r.start_ns) * 1e-6,
-                 static_cast<unsigned long long>(steps), has_steps ? step : 0.0, busiest(r),
-                 r.cause_summary.empty() ? "-" : r.cause_summary[0].cause.c_str(),
-                 flags[i] ? "   <-- straggler" : "");
+    const double per = row.steps > 0 ? static_cast<double>(row.steps) : 1.0;
+    row.step_ms = ms(step_ns) / per;
+    row.collective_ms =
+        ms(r.communication_class_ns > 0 ? r.communication_class_ns : cpu_collective_ns) / per;
+    row.work_ms = std::max(row.step_ms - row.collective_ms, 0.0);
+    row.gpu_busy_percent = busiest(r);
+    row.top_cause = r.cause_summary.empty() ? "" : r.cause_summary[0].cause;
+    rows.push_back(row);
+  }
+  std::vector<double> steps, work, collective;
+  for (const RankRow& row : rows) {
+    steps.push_back(row.step_ms);
+    work.push_back(row.work_ms);
+    collective.push_back(row.collective_ms);
+  }
+  char why[200];
+  for (std::size_t i = 0; rows.size() > 1 && i < rows.size(); ++i) {
+    RankRow& row = rows[i];
+    const double step_median = median_of_others(steps, i), work_median = median_of_others(work, i);
+    if (step_median > 0 && row.step_ms > ratio * step_median) {
+      std::snprintf(why, sizeof why, "step %.3f ms, %.2fx the other ranks' median", row.step_ms,
+                    row.step_ms / step_median);
+    } else if (work_median > 0 && row.work_ms > ratio * work_median) {
+      std::snprintf(why, sizeof why,
+                    "%.3f ms outside collectives, %.2fx the other ranks' median (they wait in "
+                    "collectives %.3f ms, this rank %.3f ms)",
+                    row.work_ms, row.work_ms / work_median, median_of_others(collective, i),
+                    row.collective_ms);
+    } else {
+      continue;
+    }
+    row.straggler = true;
+    row.why = why;
+  }
+  return rows;
+}
+
+void print_ranks(const std::vector<RankRow>& rows, std::FILE* o) {
+  std::fprintf(o, "%zu ranks (times per step where the traces have steps)\n", rows.size());
+  std::fprintf(o, "  %-6s %-32s %12s %7s %11s %14s %12s %7s  %s\n", "rank", "file", "duration ms",
+               "steps", "step ms", "collective ms", "work ms", "GPU %", "top jitter cause");
+  for (const RankRow& row : rows) {
+    std::string file = row.file;
+    if (file.size() > 32) file = "..." + file.substr(file.size() - 29);
+    std::fprintf(o, "  %-6s %-32s %12.3f %7llu %11.3f %14.3f %12.3f %6.1f%%  %s\n",
+                 row.rank >= 0 ? std::to_string(row.rank).c_str() : "?", file.c_str(),
+                 row.duration_ms, static_cast<unsigned long long>(row.steps), row.step_ms,
+                 row.collective_ms, row.work_ms, row.gpu_busy_percent,
+                 row.top_cause.empty() ? "-" : row.top_cause.c_str());
+  }
+  for (const RankRow& row : rows) {
+    if (row.straggler)
+      std::fprintf(o, "  straggler: rank %d (%s): %s\n", row.rank, row.file.c_str(),
+                   row.why.c_str());
   }
 }
 
-std::string ranks_json(const std::vector<RankReport>& ranks, double ratio) {
-  const std::vector<bool> flags = stragglers(ranks, ratio);
-  nlohmann::json rows = nlohmann::json::array();
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    bool has_steps;
-    const double step = mean_step_ms(ranks[i].report->result(), &has_steps);
-    rows.push_back({{"file", ranks[i].file},
-                    {"rank", ranks[i].report->result().rank},
-                    {"duration_ms", static_cast<double>(ranks[i].report->result().end_ns -
-                                                        ranks[i].report->result().start_ns) *
-                                        1e-6},
-                    {"mean_step_ms", has_steps ? step : 0.0},
-                    {"gpu_busy_percent", busiest(ranks[i].report->result())},
-                    {"straggler", static_cast<bool>(flags[i])}});
+std::string ranks_json(const std::vector<RankRow>& rows) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const RankRow& row : rows) {
+    a.push_back({{"file", row.file},
+                 {"rank", row.rank},
+                 {"duration_ms", row.duration_ms},
+                 {"steps", row.steps},
+                 {"mean_step_ms", row.step_ms},
+                 {"collective_ms", row.collective_ms},
+                 {"work_ms", row.work_ms},
+                 {"gpu_busy_percent", row.gpu_busy_percent},
+                 {"top_cause", row.top_cause},
+                 {"straggler", row.straggler},
+                 {"why", row.why}});
   }
-  return nlohmann::json{{"schema", "gpuprobe.ranks/1"}, {"ranks", rows}}.dump(1);
+  return nlohmann::json{{"schema", "gpuprobe.ranks/1"}, {"ranks", a}}.dump(1);
+}
+
+std::string ranks_html(const std::vector<RankRow>& rows) {
+  std::vector<std::pair<std::string, double>> step, collective;
+  std::string flagged;
+  for (const RankRow& row : rows) {
+    const std::string label =
+        "rank " + std::to_string(row.rank) + (row.straggler ? " (straggler)" : "");
+    step.emplace_back(label, row.work_ms);
+    collective.emplace_back(label, row.collective_ms);
+    if (row.straggler)
+      flagged += "<li>rank " + std::to_string(row.rank) + ": " + html::escape(row.why) + "</li>";
+  }
+  std::string page = html::page_begin("gpuprobe: " + std::to_string(rows.size()) + " ranks");
+  page +=
+      flagged.empty() ? "<p>No straggler.</p>\n" : "<p>Stragglers:</p><ul>" + flagged + "</ul>\n";
+  page += "<h2 id=\"work\">Time outside collectives</h2>\n" + html::rows(step, "ms") + "\n";
+  const bool any_collective =
+      std::any_of(rows.begin(), rows.end(), [](const RankRow& r) { return r.collective_ms > 0; });
+  page += any_collective ? "<h2 id=\"collectives\">Time in collectives</h2>\n" +
+                               html::rows(collective, "ms") + "\n"
+                         : "<p>No collectives in these traces (NCCL kernels, or ranges named "
+                           "like all_reduce).</p>\n";
+  page += html::preformatted("Table", [&](std::FILE* f) { print_ranks(rows, f); });
+  return page + html::page_end();
+}
+
+std::string diff_html(const report::ReportResult& a, const report::ReportResult& b,
+                      std::size_t limit) {
+  std::vector<std::pair<std::string, double>> deltas;
+  for (const DiffRow& r : diff_rows(a, b)) {
+    if (deltas.size() == limit) break;
+    deltas.emplace_back(r.kind + " " + r.name, r.delta_ms());
+  }
+  std::string page = html::page_begin("gpuprobe diff");
+  page += "<h2 id=\"deltas\">Change in total time, B - A (largest first)</h2>\n" +
+          html::rows(deltas, "ms") + "\n";
+  page += html::preformatted("Table", [&](std::FILE* f) { print_diff(a, b, limit, f); });
+  return page + html::page_end();
 }
 
 }  // namespace gpuprobe::tools

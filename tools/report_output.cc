@@ -33,7 +33,7 @@ void name_table(std::FILE* o, const char* title, const std::vector<const NameSta
   if (rows.empty()) return;
   std::fprintf(o, "\n%s (%zu names, sorted by %s)\n", title, rows.size(), opt.sort.c_str());
   std::fprintf(o, "  %-40s %8s %11s %10s %10s %10s %10s %10s %7s%s\n", "name", "calls", "total ms",
-               "mean ms", "min ms", "max ms", "p50 ms", "p99 ms", ranges ? "" : "% GPU",
+               "mean ms", "min ms", "max ms", "p50 ms", "p99 ms", ranges ? "self ms" : "% GPU",
                ranges ? " GPU ms (launched)" : "");
   std::size_t n = 0;
   for (const NameStats* s : sorted(rows, opt.sort)) {
@@ -43,7 +43,7 @@ void name_table(std::FILE* o, const char* title, const std::vector<const NameSta
                  ms(s->total_ns), ms(s->total_ns) / static_cast<double>(s->count), ms(s->min_ns),
                  ms(s->max_ns), s->quantile_ns(0.5) * 1e-6, s->quantile_ns(0.99) * 1e-6);
     if (ranges) {
-      std::fprintf(o, " %17.3f\n", ms(s->gpu_ns));
+      std::fprintf(o, " %7.1f %17.3f\n", ms(s->self_ns), ms(s->gpu_ns));
     } else {
       std::fprintf(o, " %6.1f%%\n",
                    gpu_total > 0
@@ -99,6 +99,17 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
         r.tiny_kernels > 0 ? " -- fuse them (torch.compile) or replay them as a CUDA graph" : "");
   }
 
+  if (r.gpu_kernel_ns > 0) {
+    const auto share = [&](std::int64_t ns) {
+      return 100.0 * static_cast<double>(ns) / static_cast<double>(r.gpu_kernel_ns);
+    };
+    std::fprintf(o,
+                 "\nkernel time by what likely bounds it (from names): compute (GEMM, conv, "
+                 "attention) %.1f%%, memory (elementwise, reductions, norms, copies) %.1f%%, "
+                 "communication %.1f%%, unclassified %.1f%%\n",
+                 share(r.compute_class_ns), share(r.memory_class_ns),
+                 share(r.communication_class_ns), share(r.unclassified_ns));
+  }
   if (!r.roofline.empty()) {
     std::fprintf(o, "\nroofline (kernels with declared bytes and FLOPs%s)\n",
                  r.peaks.memory_gbps > 0 ? "" : "; device peaks unknown");
@@ -146,6 +157,18 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
                    static_cast<unsigned long long>(c.steps),
                    ms(c.compile_ns) / static_cast<double>(c.steps));
     std::fprintf(o, "\n");
+    if (c.runs > 0) {
+      std::fprintf(
+          o,
+          "  compiled code ran m = %llu times: T_execute %.3f ms, p = %.1f%% of the time "
+          "outside compiles\n  amortised compile cost B = T_compile / m = %.3f ms per run\n",
+          static_cast<unsigned long long>(c.runs), ms(c.run_ns), 100 * c.share, c.amortised_ms);
+      if (c.amdahl_bound > 0)
+        std::fprintf(o,
+                     "  Amdahl: the other %.1f%% (eager code, graph breaks, data, waits) caps the "
+                     "gain from faster compiled code at %.2fx\n",
+                     100 * (1 - c.share), c.amdahl_bound);
+    }
     if (c.cache_hits >= 0 && c.cache_hits + c.cache_misses > 0)
       std::fprintf(o, "  cache: %.0f hits, %.0f misses (%.0f%% hit rate)\n", c.cache_hits,
                    c.cache_misses, 100 * c.cache_hits / (c.cache_hits + c.cache_misses));
@@ -154,6 +177,11 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
                    c.graph_ops / c.kernels_generated, c.graph_ops, c.kernels_generated);
     if (c.speedup > 0)
       std::fprintf(o, "  speedup S = T_eager / T_compiled = %.2f (from compare())\n", c.speedup);
+    if (c.program_speedup > 0)
+      std::fprintf(o, "  whole program vs eager: (1 - p) + p S = %.2fx\n", c.program_speedup);
+    if (c.break_even_runs > 0)
+      std::fprintf(o, "  the compiles pay for themselves after %.0f runs (%llu so far)\n",
+                   c.break_even_runs, static_cast<unsigned long long>(c.runs));
     std::fprintf(o, "  recompiles: %zu\n", c.recompiles.size());
     for (const std::string& reason : c.recompiles) std::fprintf(o, "    %s\n", reason.c_str());
     std::fprintf(o, "  graph breaks: %zu distinct\n", c.graph_breaks.size());
@@ -185,7 +213,7 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
 
 std::string report_json(const report::ReportResult& r) {
   using nlohmann::json;
-  const auto names = [](const std::vector<const NameStats*>& rows) {
+  const auto names = [](const std::vector<const NameStats*>& rows, bool ranges) {
     json a = json::array();
     for (const NameStats* s : rows) {
       a.push_back({{"name", s->name},
@@ -197,6 +225,11 @@ std::string report_json(const report::ReportResult& r) {
                    {"p50_ms", s->quantile_ns(0.5) * 1e-6},
                    {"p99_ms", s->quantile_ns(0.99) * 1e-6},
                    {"gpu_ms", ms(s->gpu_ns)}});
+      if (ranges) {
+        a.back()["self_ms"] = ms(s->self_ns);
+      } else {
+        a.back()["class"] = report::kernel_class_from_name(s->name);
+      }
     }
     return a;
   };
@@ -206,8 +239,8 @@ std::string report_json(const report::ReportResult& r) {
   j["events"] = r.events;
   j["dropped"] = {{"events", r.dropped}, {"gpu_records", r.gpu_dropped}};
   j["verdict"] = r.verdict;
-  j["kernels"] = names(r.kernels);
-  j["ranges"] = names(r.ranges);
+  j["kernels"] = names(r.kernels, false);
+  j["ranges"] = names(r.ranges, true);
   json streams = json::array();
   for (const report::StreamStats& s : r.streams) {
     streams.push_back({{"device", s.device},
@@ -224,6 +257,11 @@ std::string report_json(const report::ReportResult& r) {
               {"busy_timeline_percent", r.gpu_busy_timeline},
               {"streams", streams},
               {"kernel_ms", ms(r.gpu_kernel_ns)},
+              {"kernel_class_ms",
+               {{"communication", ms(r.communication_class_ns)},
+                {"compute", ms(r.compute_class_ns)},
+                {"memory", ms(r.memory_class_ns)},
+                {"unclassified", ms(r.unclassified_ns)}}},
               {"tiny_kernels", {{"count", r.tiny_kernels}, {"ms", ms(r.tiny_kernel_ns)}}},
               {"launch_delay_us",
                {{"launches", r.launches},
@@ -288,6 +326,13 @@ std::string report_json(const report::ReportResult& r) {
                                        ? json(r.compile.graph_ops / r.compile.kernels_generated)
                                        : json(nullptr);
   j["compile"]["speedup"] = known(r.compile.speedup);
+  j["compile"]["runs"] = r.compile.runs;
+  j["compile"]["execute_ms"] = ms(r.compile.run_ns);
+  j["compile"]["amortised_ms"] = known(r.compile.amortised_ms);
+  j["compile"]["compiled_share"] = known(r.compile.share);
+  j["compile"]["amdahl_bound"] = known(r.compile.amdahl_bound);
+  j["compile"]["program_speedup"] = known(r.compile.program_speedup);
+  j["compile"]["break_even_runs"] = known(r.compile.break_even_runs);
   j["jitter"] = {{"range", r.latency_name},
                  {"threshold_ms", r.outlier_threshold_ms},
                  {"outliers", outliers},

@@ -1,8 +1,10 @@
 #include "report/trace_report.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 
 #include "sinks/chrome_gpu_events.h"
 
@@ -62,22 +64,56 @@ DevicePeaks device_peaks(const std::string& name) {
   return {};
 }
 
-void NameStats::add(std::int64_t begin, std::int64_t end, std::uint32_t thread, std::size_t keep) {
+std::string kernel_class_from_name(const std::string& name) {
+  std::string lower(name.size(), ' ');
+  std::transform(name.begin(), name.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const auto any = [&](std::initializer_list<const char*> parts) {
+    for (const char* p : parts) {
+      if (lower.find(p) != std::string::npos) return true;
+    }
+    return false;
+  };
+  if (any({"nccl", "rccl", "gloo:", "allreduce", "all_reduce", "allgather", "all_gather",
+           "reducescatter", "reduce_scatter", "alltoall", "all_to_all", "sendrecv"}))
+    return "communication";
+  // Matrix-vector products stream their matrix once: memory-bound, though named like GEMMs;
+  // type conversions are named like convolutions.
+  if (any({"gemv", "convert"})) return "memory";
+  if (any({"gemm", "xmma", "wgmma", "hgmma", "cutlass", "cublas", "conv", "flash", "fmha",
+           "attention", "sdpa", "triton_tem", "matmul", "_mma"}))
+    return "compute";
+  if (any({"elementwise", "vectorized", "reduce",  "reduction", "triton_poi", "triton_red",
+           "triton_per",  "copy",       "memcpy",  "fill",      "cat_",       "catarray",
+           "index",       "gather",     "scatter", "softmax",   "norm",       "transpose",
+           "embedding",   "adam",       "sgd",     "foreach",   "dropout",    "where",
+           "sum",         "mean",       "cast"}))
+    return "memory";
+  return "";
+}
+
+void NameStats::add(std::int64_t begin, std::int64_t end, std::uint32_t thread, std::size_t keep,
+                    std::int64_t self) {
   const std::int64_t d = end - begin;
   ++count;
   total_ns += d;
   min_ns = std::min(min_ns, d);
   max_ns = std::max(max_ns, d);
   histogram->add(d);
+  if (self >= 0) {
+    self_ns += self;
+    if (!self_histogram) self_histogram = std::make_unique<LogHistogram>();
+    self_histogram->add(self);
+  }
   const auto longer = [](const Instance& a, const Instance& b) {
     return a.end - a.begin > b.end - b.begin;
   };
   if (slowest.size() < keep) {
-    slowest.push_back({begin, end, thread});
+    slowest.push_back({begin, end, thread, self});
     std::push_heap(slowest.begin(), slowest.end(), longer);
   } else if (keep > 0 && d > slowest.front().end - slowest.front().begin) {
     std::pop_heap(slowest.begin(), slowest.end(), longer);
-    slowest.back() = {begin, end, thread};
+    slowest.back() = {begin, end, thread, self};
     std::push_heap(slowest.begin(), slowest.end(), longer);
   }
 }
@@ -104,9 +140,81 @@ NameStats& TraceReport::stats_for(std::unordered_map<std::string, NameStats>& ta
   const auto cached = cache.find(name);
   if (cached != cache.end()) return *cached->second;
   NameStats& s = table[name];
-  if (s.name.empty()) s.name = name;
+  if (s.name.empty()) {
+    s.name = name;
+    if (&table == &range_names_) {
+      s.compiled_run = std::strncmp(name, "## Call CompiledFxGraph", 23) == 0 ||
+                               std::strncmp(name, "compiled graph", 14) == 0
+                           ? 1
+                       : std::strncmp(name, "Torch-Compiled Region", 21) == 0 ? 2
+                                                                              : 0;
+    }
+  }
   cache.emplace(name, &s);
   return s;
+}
+
+void TraceReport::Runs::add(std::uint32_t thread, std::int64_t begin, std::int64_t end) {
+  const auto [it, first] = open.try_emplace(thread, Interval{begin, end});
+  Interval& run = it->second;
+  if (first) return;
+  if (begin < run.end && end > run.begin) {
+    run = {std::min(run.begin, begin), std::max(run.end, end)};
+    return;
+  }
+  ns += run.end - run.begin;
+  ++count;
+  run = {begin, end};
+}
+
+void TraceReport::Runs::flush() {
+  for (const auto& [thread, run] : open) {
+    ns += run.end - run.begin;
+    ++count;
+  }
+  open.clear();
+}
+
+void TraceReport::retire_top(std::uint32_t thread, ThreadNesting& t) {
+  const OpenRange r = t.stack.back();
+  t.stack.pop_back();
+  r.stats->add(r.begin, r.end, thread, options_.keep_slowest,
+               std::max<std::int64_t>(r.end - r.begin - r.child_ns, 0));
+  if (r.linked) return;
+  if (t.roots.size() >= 2 * kMaxRoots)
+    t.roots.erase(t.roots.begin(), t.roots.begin() + static_cast<std::ptrdiff_t>(kMaxRoots));
+  t.roots.push_back({r.begin, r.end});
+}
+
+void TraceReport::add_range(std::uint32_t thread, NameStats& stats, std::int64_t begin,
+                            std::int64_t end) {
+  ThreadNesting& t = nesting_[thread];
+  const auto inside = [](std::int64_t b, std::int64_t e, std::int64_t outer_b,
+                         std::int64_t outer_e) { return outer_b <= b && e <= outer_e; };
+  // Parents first: what ended before this range began has all its children.
+  while (!t.stack.empty() && t.stack.back().end <= begin) retire_top(thread, t);
+  OpenRange r{begin, end, 0, &stats, false};
+  // Children first: ranges already here that this one contains are its descendants; each whose
+  // parent so far is not inside this one is a direct child, moved from that parent to this one.
+  while (!t.stack.empty() && inside(t.stack.back().begin, t.stack.back().end, begin, end)) {
+    OpenRange& child = t.stack.back();
+    OpenRange* parent = t.stack.size() > 1 ? &t.stack[t.stack.size() - 2] : nullptr;
+    if (parent == nullptr || !inside(parent->begin, parent->end, begin, end)) {
+      if (parent != nullptr && child.linked) parent->child_ns -= child.end - child.begin;
+      r.child_ns += child.end - child.begin;
+      child.linked = true;
+    }
+    retire_top(thread, t);
+  }
+  while (!t.roots.empty() && inside(t.roots.back().begin, t.roots.back().end, begin, end)) {
+    r.child_ns += t.roots.back().end - t.roots.back().begin;
+    t.roots.pop_back();
+  }
+  if (!t.stack.empty() && inside(begin, end, t.stack.back().begin, t.stack.back().end)) {
+    t.stack.back().child_ns += end - begin;
+    r.linked = true;
+  }
+  t.stack.push_back(r);
 }
 
 void TraceReport::add_gpu(const GpuActivity& a, std::int64_t begin, std::int64_t end) {
@@ -198,7 +306,9 @@ Status TraceReport::write(const EventBatch& batch) {
     }
     if (e.site->category == Category::kStep) ++result_.compile.steps;
     const char* name = e.site->category == Category::kStep ? "ProfilerStep" : e.site->name;
-    stats_for(range_names_, name).add(begin, end, e.thread, options_.keep_slowest);
+    NameStats& stats = stats_for(range_names_, name);
+    add_range(e.thread, stats, begin, end);
+    if (stats.compiled_run != 0) compiled_runs_[stats.compiled_run].add(e.thread, begin, end);
     if (e.site->category == Category::kGc) causes_[kGc].push_back({begin, end});
     if (e.site->category == Category::kCompile) causes_[kCompile].push_back({begin, end});
   }
@@ -206,6 +316,10 @@ Status TraceReport::write(const EventBatch& batch) {
 }
 
 Status TraceReport::close(const Stats& stats, const TimeBase&) {
+  for (auto& [thread, t] : nesting_) {
+    while (!t.stack.empty()) retire_top(thread, t);
+  }
+  nesting_.clear();
   threads_ = stats.threads;
   result_.dropped = stats.dropped;
   result_.gpu_dropped = stats.gpu.dropped + stats.gpu.buffers_exhausted;
@@ -232,6 +346,26 @@ void TraceReport::finish() {
   }
   std::sort(r.kernels.begin(), r.kernels.end(), by_total);
   std::sort(r.ranges.begin(), r.ranges.end(), by_total);
+
+  // Compiled code: graph runs when the trace has them (frames also hold graph breaks' eager code).
+  for (Runs& runs : compiled_runs_) runs.flush();
+  const Runs& runs = compiled_runs_[1].count > 0 ? compiled_runs_[1] : compiled_runs_[2];
+  r.compile.runs = runs.count;
+  r.compile.run_ns = runs.ns;
+  // Their share of the time outside compiles (--steps narrows it to steady-state steps).
+  ReportResult::Compile& c = r.compile;
+  c.base_ns = std::max<std::int64_t>(r.end_ns - r.start_ns - c.compile_ns, 0);
+  if (c.runs > 0) {
+    c.amortised_ms = static_cast<double>(c.compile_ns) * 1e-6 / static_cast<double>(c.runs);
+    if (c.base_ns > 0)
+      c.share = std::min(static_cast<double>(c.run_ns) / static_cast<double>(c.base_ns), 1.0);
+    if (c.share >= 0 && c.share < 1) c.amdahl_bound = 1 / (1 - c.share);
+    if (c.share >= 0 && c.speedup > 0) c.program_speedup = 1 - c.share + c.share * c.speedup;
+    if (c.speedup > 1 && c.run_ns > 0)
+      c.break_even_runs =
+          static_cast<double>(c.compile_ns) /
+          (static_cast<double>(c.run_ns) / static_cast<double>(c.runs) * (c.speedup - 1));
+  }
 
   // Streams: busy time, and each gap before a kernel classified as HTA does.
   LogHistogram launch_delay;
@@ -332,6 +466,13 @@ void TraceReport::finish() {
     }
     r.roofline.push_back(row);
   }
+  for (const NameStats* k : r.kernels) {
+    const std::string c = kernel_class_from_name(k->name);
+    (c == "communication" ? r.communication_class_ns
+     : c == "compute"     ? r.compute_class_ns
+     : c == "memory"      ? r.memory_class_ns
+                          : r.unclassified_ns) += k->total_ns;
+  }
   for (auto& [kind, c] : copies_) {
     c.kind = memcpy_kind_name(static_cast<MemcpyKind>(kind));
     c.achieved_gbps = c.ns > 0 ? static_cast<double>(c.bytes) / static_cast<double>(c.ns) : 0;
@@ -367,6 +508,29 @@ void TraceReport::finish() {
           "(torch.compile) or capture them in CUDA graphs",
           static_cast<double>(options_.tiny_kernel_ns) * 1e-3,
           100.0 * static_cast<double>(r.tiny_kernel_ns) / static_cast<double>(r.gpu_kernel_ns));
+    } else if (r.communication_class_ns * 2 > r.gpu_kernel_ns) {
+      std::snprintf(text, sizeof text,
+                    "communication-bound: %.0f%% of kernel time is collectives (NCCL, by name): "
+                    "overlap them with compute (DDP bucket sizes, FSDP prefetch), or look for a "
+                    "straggler rank the others wait for",
+                    100.0 * static_cast<double>(r.communication_class_ns) /
+                        static_cast<double>(r.gpu_kernel_ns));
+    } else if (r.memory_class_ns * 2 > r.gpu_kernel_ns) {
+      std::snprintf(
+          text, sizeof text,
+          "GPU-bound, mostly memory-bound kernels: the busiest GPU works %.0f%% of the "
+          "time and %.0f%% of kernel time is elementwise, reduction, norm or copy "
+          "kernels (by name): fuse them (torch.compile) to cut memory traffic",
+          busy,
+          100.0 * static_cast<double>(r.memory_class_ns) / static_cast<double>(r.gpu_kernel_ns));
+    } else if (r.compute_class_ns * 2 > r.gpu_kernel_ns) {
+      std::snprintf(
+          text, sizeof text,
+          "GPU-bound, mostly compute-bound kernels: the busiest GPU works %.0f%% of the "
+          "time and %.0f%% of kernel time is GEMM, convolution or attention (by name): "
+          "check that they use tensor cores (TF32, bf16/fp16) and good shapes",
+          busy,
+          100.0 * static_cast<double>(r.compute_class_ns) / static_cast<double>(r.gpu_kernel_ns));
     } else {
       std::snprintf(text, sizeof text,
                     "GPU-bound: the busiest GPU works %.0f%% of the time; look at the top kernels",
@@ -429,31 +593,42 @@ void TraceReport::explain_outliers() {
   }
   for (auto& c : causes_) merge(c);
   merge(gpu_work_);
-  std::vector<CauseOverlap> summary(kCauses + 1);
+  // Recorded causes, then two derived from the outlier itself: GPU idle (no GPU work within it)
+  // and CPU gap (its thread outside any recorded child range for longer than the range's median
+  // such time: uninstrumented code, a lock or GIL wait, or the thread descheduled). The gap needs
+  // children to mean something: a range with none is all self time.
+  enum { kGpuIdle = kCauses, kCpuGap, kAllCauses };
+  std::vector<CauseOverlap> summary(kAllCauses);
   for (int c = 0; c < kCauses; ++c) summary[c].cause = kCauseNames[c];
-  summary[kCauses].cause = "GPU idle";
+  summary[kGpuIdle].cause = "GPU idle";
+  summary[kCpuGap].cause = "CPU gap";
+  const bool has_children = target->self_ns < target->total_ns && target->self_histogram;
+  const auto typical_self =
+      has_children ? static_cast<std::int64_t>(target->self_histogram->quantile_ns(0.5)) : 0;
   for (const auto& inst : slow) {
     if (inst.end - inst.begin <= threshold) break;
     Outlier o;
     o.begin_ns = inst.begin;
     o.duration_ns = inst.end - inst.begin;
     o.thread = inst.thread < threads_.size() ? threads_[inst.thread].name : "";
+    const auto note = [&](int cause, std::int64_t ns, std::uint64_t n) {
+      o.causes.push_back({summary[cause].cause, ns, n});
+      summary[cause].overlap_ns += ns;
+      summary[cause].events += n;
+    };
     for (int c = 0; c < kCauses; ++c) {
       const auto [covered, n] = overlap(causes_[c], inst.begin, inst.end);
-      if (n == 0) continue;
-      o.causes.push_back({kCauseNames[c], covered, n});
-      summary[c].overlap_ns += covered;
-      summary[c].events += n;
+      if (n != 0) note(c, covered, n);
     }
     if (!gpu_work_.empty()) {
-      const std::int64_t busy = overlap(gpu_work_, inst.begin, inst.end).first;
-      const std::int64_t idle = o.duration_ns - busy;
-      if (idle > 0) {
-        o.causes.push_back({"GPU idle", idle, 1});
-        summary[kCauses].overlap_ns += idle;
-        summary[kCauses].events += 1;
-      }
+      const std::int64_t idle = o.duration_ns - overlap(gpu_work_, inst.begin, inst.end).first;
+      if (idle > 0) note(kGpuIdle, idle, 1);
     }
+    // Named when it is at least 1 % of the outlier and beyond the median's precision (a
+    // histogram bucket's middle, within 1.1 %).
+    const std::int64_t gap = inst.self_ns - typical_self;
+    if (has_children && gap > typical_self / 40 && gap * 100 >= o.duration_ns)
+      note(kCpuGap, gap, 1);
     std::sort(o.causes.begin(), o.causes.end(), [](const CauseOverlap& a, const CauseOverlap& b) {
       return a.overlap_ns > b.overlap_ns;
     });

@@ -52,14 +52,22 @@ struct NameStats {
   std::uint64_t count = 0;
   std::int64_t total_ns = 0, min_ns = INT64_MAX, max_ns = 0;
   std::int64_t gpu_ns = 0;  // ranges: GPU time of the kernels they launched
+  // Ranges: time on their own thread outside any recorded child range (torch's "self CPU").
+  std::int64_t self_ns = 0;
   // Kernels launched with declared costs (gpuprobe::launch's KernelCost): their sums, and the
   // time of those calls, for achieved bandwidth and FLOP/s.
   double declared_bytes = 0, declared_flops = 0;
   std::int64_t declared_ns = 0;
   std::unique_ptr<LogHistogram> histogram = std::make_unique<LogHistogram>();
+  std::unique_ptr<LogHistogram> self_histogram;  // ranges only: their self times
+  // Ranges that are runs of compiled code: 1 an Inductor graph's ("## Call CompiledFxGraph" from
+  // torch.profiler, "compiled graph" from gpuprobe.torch), 2 a Dynamo frame's ("Torch-Compiled
+  // Region", which also holds the eager code at a graph break); 0 neither.
+  std::uint8_t compiled_run = 0;
   struct Instance {
     std::int64_t begin, end;
     std::uint32_t thread;
+    std::int64_t self_ns;
   };
   std::vector<Instance> slowest;  // a min-heap on duration
   // The duration at quantile q, within [min, max] (the histogram's bucket middles may not be).
@@ -69,7 +77,9 @@ struct NameStats {
            : v > static_cast<double>(max_ns) ? static_cast<double>(max_ns)
                                              : v;
   }
-  void add(std::int64_t begin, std::int64_t end, std::uint32_t thread, std::size_t keep);
+  // One instance; `self` < 0 for kernels (no self time).
+  void add(std::int64_t begin, std::int64_t end, std::uint32_t thread, std::size_t keep,
+           std::int64_t self = -1);
 };
 
 struct StreamStats {
@@ -104,6 +114,14 @@ struct DevicePeaks {
   double fp32_tflops = 0, memory_gbps = 0, host_link_gbps = 0;
 };
 DevicePeaks device_peaks(const std::string& device_name);
+
+// What likely bounds a kernel with no declared costs, from its name: "communication" for
+// collectives (NCCL, all-reduce, all-gather, ...; also CPU ranges such as "nccl:all_reduce" or
+// "gloo:all_reduce"), "compute" for matrix multiplies, convolutions and attention (GEMM, conv,
+// xmma/wgmma, cutlass, flash/fmha, Inductor templates), "memory" for elementwise, reductions,
+// norms, softmax, copies, gathers and optimizer updates (a few FLOPs per byte); "" when the name
+// says neither.
+std::string kernel_class_from_name(const std::string& name);
 
 // A cause of latency an outlier overlapped, and for how long.
 struct CauseOverlap {
@@ -151,6 +169,9 @@ struct ReportResult {
   int rank = -1;      // the trace's distributed rank, when it says
   DevicePeaks peaks;  // of device 0, when known
   std::vector<RooflineRow> roofline;
+  // GPU kernel time by kernel_class_from_name().
+  std::int64_t communication_class_ns = 0, compute_class_ns = 0, memory_class_ns = 0,
+               unclassified_ns = 0;
   std::vector<CopyRow> copies;
   // torch.compile, from gpuprobe.torch's compile ranges and marks.
   struct Compile {
@@ -162,6 +183,16 @@ struct ReportResult {
     // The last values of gpuprobe.torch's compile counters; negative when absent.
     double cache_hits = -1, cache_misses = -1, graph_ops = -1, kernels_generated = -1;
     double speedup = -1;  // S = T_eager / T_compiled, from gpuprobe.torch.compare()
+    // Runs of compiled code (graph runs when the trace has them, else frames): m and T_execute,
+    // and the time they are a share p of (the trace's outside compiles) for the Amdahl bound.
+    std::uint64_t runs = 0;
+    std::int64_t run_ns = 0, base_ns = 0;
+    // Derived; negative when unknown. B = T_compile / m; p = T_execute / base; Amdahl's bound
+    // 1 / (1 - p) on the gain from faster compiled code; the whole program's speedup over eager
+    // (1 - p) + p S; and the runs n* = T_compile / ((T_execute / m) (S - 1)) after which the
+    // compiles have paid for themselves.
+    double amortised_ms = -1, share = -1, amdahl_bound = -1, program_speedup = -1,
+           break_even_runs = -1;
   } compile;
 };
 
@@ -188,7 +219,35 @@ class TraceReport : public Sink {
     bool kernel;
   };
 
+  // A thread's ranges whose self time is not known yet. Ranges reach the report either children
+  // first (gpuprobe's rings write a range when it ends) or parents first (files sorted by start,
+  // as Kineto's); both orders give exact self times.
+  struct OpenRange {
+    std::int64_t begin, end, child_ns;
+    NameStats* stats;
+    bool linked;  // already counted in a parent's child_ns
+  };
+  struct ThreadNesting {
+    std::vector<OpenRange> stack;  // a chain, each inside the one below it
+    // Finished ranges no parent has claimed: a parent arriving after its children claims them.
+    // Bounded: a parent with more direct children than this, children first, loses the oldest.
+    std::vector<Interval> roots;
+  };
+  static constexpr std::size_t kMaxRoots = 8192;
+
+  // Runs of compiled code of one kind, nested or overlapping ones merged per thread as they come.
+  struct Runs {
+    std::unordered_map<std::uint32_t, Interval> open;  // per thread: the run being merged
+    std::int64_t ns = 0;
+    std::uint64_t count = 0;
+    void add(std::uint32_t thread, std::int64_t begin, std::int64_t end);
+    void flush();
+  };
+
   NameStats& stats_for(std::unordered_map<std::string, NameStats>& table, const char* name);
+  void add_range(std::uint32_t thread, NameStats& stats, std::int64_t begin, std::int64_t end);
+  // Pops the top of `t`'s stack, whose children have all arrived, into its name's statistics.
+  void retire_top(std::uint32_t thread, ThreadNesting& t);
   void add_gpu(const GpuActivity& a, std::int64_t begin, std::int64_t end);
   void finish();
   void explain_outliers();
@@ -204,6 +263,8 @@ class TraceReport : public Sink {
   std::unordered_map<std::uint32_t, std::pair<std::int64_t, std::int64_t>>
       launches_;  // corr -> (start, end)
   std::vector<Interval> causes_[kCauses];
+  std::unordered_map<std::uint32_t, ThreadNesting> nesting_;
+  Runs compiled_runs_[3];          // by NameStats::compiled_run
   std::map<int, CopyRow> copies_;  // by MemcpyKind
   std::uint64_t events_ = 0;
   std::int64_t first_ns_ = INT64_MAX, last_ns_ = INT64_MIN;

@@ -169,13 +169,53 @@ def _generated_kernel_count():
 
 _watchers = []  # active CompileWatchers, which step() lets read finished compiles' metrics
 
+# Inductor's compiled-graph class and its own __call__, while a watcher has it wrapped.
+_graph_class = None
+_graph_call = None
+
+
+def _wrap_compiled_graph_calls():
+    """Records every run of an Inductor-compiled graph as a range "compiled graph (forward)" or
+    "(backward)" (category torch): the report's T_execute, call count m and the compiled share of
+    a step (Amdahl). The class's __call__ is wrapped once, while any watcher is open. Returns
+    what is unavailable, or None."""
+    global _graph_class, _graph_call
+    if _graph_class is not None:
+        return None
+    try:
+        from torch._inductor.output_code import CompiledFxGraph
+    except ImportError:
+        return "Inductor's CompiledFxGraph (torch < 2.6): no compiled-graph ranges, no Amdahl bound"
+    original = CompiledFxGraph.__call__
+
+    def call(graph, inputs):
+        kwargs = getattr(graph, "fx_kwargs", None) or {}
+        token = _core._begin("compiled graph (backward)" if kwargs.get("is_backward")
+                             else "compiled graph (forward)", "torch")
+        try:
+            return original(graph, inputs)
+        finally:
+            _core._end(token)
+
+    CompiledFxGraph.__call__ = call
+    _graph_class, _graph_call = CompiledFxGraph, original
+    return None
+
+
+def _unwrap_compiled_graph_calls():
+    global _graph_class, _graph_call
+    if _graph_class is not None and not _watchers:
+        _graph_class.__call__ = _graph_call
+        _graph_class = _graph_call = None
+
 
 class CompileWatcher:
     """Observes torch.compile (Dynamo) through what the installed torch offers: compile
     start/end callbacks (a "torch.compile <id>" range per frame compile, category "compile"),
     ``torch._dynamo.utils.counters`` (graph breaks with reasons, cache hits and misses, frames),
-    compilation metrics (durations, recompile reasons) and Dynamo's recompile-limit warning.
-    It only reads; compilation and results are unchanged."""
+    compilation metrics (durations, recompile reasons) and Dynamo's recompile-limit warning;
+    and each run of a compiled graph as a range (see ``_wrap_compiled_graph_calls``).
+    Compilation and results are unchanged."""
 
     def __init__(self):
         torch = _torch()
@@ -208,6 +248,9 @@ class CompileWatcher:
             self.unavailable.append("compilation metrics: no recompile reasons or durations")
         if self._counters is None:
             self.unavailable.append("dynamo counters: no graph-break reasons or cache counts")
+        missing = _wrap_compiled_graph_calls()
+        if missing:
+            self.unavailable.append(missing)
         _watchers.append(self)
         self._log_handler = _LimitHandler(self)
         logging.getLogger("torch._dynamo").addHandler(self._log_handler)
@@ -338,7 +381,9 @@ class CompileWatcher:
         )
 
     def close(self):
-        """Stops observing (the callbacks and the log handler are removed)."""
+        """Stops observing (the callbacks and the log handler are removed), first marking in the
+        trace what the last compiles' metrics say (recompile reasons, cache counts)."""
+        self._collect_metrics()
         if self._callbacks is not None:
             for remove, cb in ((self._callbacks.remove_start_callback, self._on_start),
                                (self._callbacks.remove_end_callback, self._on_end)):
@@ -350,6 +395,7 @@ class CompileWatcher:
         logging.getLogger("torch._dynamo").removeHandler(self._log_handler)
         if self in _watchers:
             _watchers.remove(self)
+        _unwrap_compiled_graph_calls()
 
 
 def watch_compile():

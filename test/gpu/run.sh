@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds gpuprobe on the GPU machine, runs every test (the GPU ones included) and the benchmarks,
-# and prints a short table last. Debian packages the machine lacks travel as .deb files in .deps/
+# runs a two-rank data-parallel job (NCCL where there are two GPUs), and prints a short table last. Debian packages the machine lacks travel as .deb files in .deps/
 # (git-ignored; `apt-get download` them there) and are unpacked into a private prefix.
 #   test/gpu/run.sh [all|python]   (writes logs under $OUT when set; python: that part only)
 set -uo pipefail
@@ -88,6 +88,18 @@ PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu python3 -m pytest -q -rs -p
 PYTHONPATH="$pkg" python3 bench/python/range_bench.py --json "$out/python_bench.json" 2>&1 |
   tee "$out/python_bench.txt"
 
+# NCCL needs a GPU per rank; with one GPU both ranks share it and all-reduce through gloo.
+gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
+backend=gloo; [ "$gpus" -ge 2 ] && backend=nccl
+echo "== several ranks: a data-parallel job on $gpus GPU(s) over $backend, rank 1 computing 4x as much"
+for recorder in gpuprobe torch; do
+  PYTHONPATH="$pkg" timeout 300 python3 test/python/dist_workload.py "$out/ranks_$recorder" \
+    --backend $backend --device cuda --world 2 --slow-rank 1 --steps 20 --recorder "$recorder" \
+    >"$out/ranks_$recorder.log" 2>&1 || tail -5 "$out/ranks_$recorder.log"
+  build-gpu/gpuprobe report "$out/ranks_$recorder" 2>&1 | tee "$out/ranks_$recorder.txt"
+  build-gpu/gpuprobe report "$out/ranks_$recorder/rank1.json" --limit 5 >"$out/ranks_${recorder}_rank1.txt" 2>&1
+done
+
 echo "== summary"
 printf '%-28s %s\n' "ctest" "$(grep -E 'tests passed' "$out/ctest.log" | tail -1)"
 printf '%-28s %s\n' "cupti_gpu_test" "$(tail -1 "$out/cupti_gpu_test.log")"
@@ -99,4 +111,6 @@ printf '%-28s %s\n' "after stop" "$(grep "after gpuprobe stop /" "$out/launch_be
 printf '%-28s %s\n' "1M launches" "$(grep '^1M launches' "$out/launch_bench.txt" 2>/dev/null)"
 printf '%-28s %s\n' "torch.profiler" "$(tail -1 "$out/torch_profiler.txt" 2>/dev/null)"
 printf '%-28s %s\n' "python tests" "$(tail -1 "$out/pytest.log" 2>/dev/null)"
+printf '%-28s %s\n' "ranks (gpuprobe recorder)" "$(grep -E 'straggler:' "$out/ranks_gpuprobe.txt" 2>/dev/null)"
+printf '%-28s %s\n' "ranks (torch.profiler)" "$(grep -E 'straggler:' "$out/ranks_torch.txt" 2>/dev/null)"
 printf '%-28s %s\n' "python range (recording)" "$(grep 'gpuprobe.range, recording' "$out/python_bench.txt" 2>/dev/null)"

@@ -1,12 +1,16 @@
-"""`gpuprobe diff A B` and `gpuprobe report DIR` (several ranks, stragglers flagged)."""
+"""`gpuprobe diff A B` and `gpuprobe report DIR` (several ranks, stragglers flagged), on synthetic
+traces and on a real two-process torch.distributed job (gloo, on the CPU)."""
 import json
 import os
 import pathlib
 import subprocess
+import sys
 
+import pytest
 from pytest import approx
 
 BUILD = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build"))
+HERE = pathlib.Path(__file__).resolve().parent
 
 
 def cli_json(*args):
@@ -36,3 +40,29 @@ def test_diff_names_what_changed(tmp_path):
     step = rows[("range", "ProfilerStep")]
     assert step["total_a_ms"] == approx(1.8) and step["total_b_ms"] == approx(2.7)
     assert rows[("kernel", "gemm_kernel")]["delta_ms"] == 0
+
+
+def _two_ranks(tmp_path, recorder):
+    torch = pytest.importorskip("torch")
+    import torch.distributed as dist
+    if not dist.is_available() or not dist.is_gloo_available():
+        pytest.skip("skipped: this torch has no gloo backend")
+    out = tmp_path / recorder
+    subprocess.run([sys.executable, str(HERE / "dist_workload.py"), str(out), "--backend", "gloo",
+                    "--world", "2", "--slow-rank", "1", "--steps", "8", "--recorder", recorder],
+                   check=True, capture_output=True, timeout=300)
+    return out
+
+
+@pytest.mark.parametrize("recorder", ["torch", "gpuprobe"])
+def test_a_real_two_rank_job_names_its_straggler(tmp_path, recorder):
+    # Two processes all-reduce their gradients every step (gloo); rank 1 computes four times as
+    # much, so rank 0 waits for it inside the all-reduce. Both ranks' steps take about as long:
+    # the straggler is the one with the most time outside collectives.
+    ranks = cli_json("report", _two_ranks(tmp_path, recorder))["ranks"]
+    assert [r["rank"] for r in ranks] == [0, 1]
+    assert [r["steps"] for r in ranks] == [8, 8]
+    assert [r["straggler"] for r in ranks] == [False, True]
+    assert ranks[0]["collective_ms"] > ranks[1]["collective_ms"] > 0
+    assert ranks[1]["work_ms"] > 1.1 * ranks[0]["work_ms"]
+    assert "outside collectives" in ranks[1]["why"] or "step" in ranks[1]["why"]

@@ -165,6 +165,9 @@ def test_compile_observer_reports_the_break_and_the_recompile(tmp_path):
     recompile_marks = [e for e in events if e["name"].startswith("recompile ")]
     assert len(recompile_marks) == 2
     assert len([e for e in events if e["name"].startswith("graph break: ")]) == 1
+    # Every run of a compiled graph is a range: three calls, each two graphs (split at the break).
+    runs = [e for e in events if e["name"] == "compiled graph (forward)"]
+    assert len(runs) == 6 and all(e["cat"] == "torch" for e in runs)
 
     # The report reads the same story back from the trace.
     import json
@@ -185,6 +188,12 @@ def test_compile_observer_reports_the_break_and_the_recompile(tmp_path):
     assert compile_section["graph_ops"] > 0
     if compile_section["kernels_generated"]:
         assert compile_section["ops_per_kernel"] > 0
+    # m, T_execute, B = T_compile / m, the compiled share p and Amdahl's bound 1 / (1 - p).
+    assert compile_section["runs"] == 6
+    assert 0 < compile_section["execute_ms"] < compile_section["compile_ms"]
+    assert compile_section["amortised_ms"] == pytest.approx(compile_section["compile_ms"] / 6)
+    p = compile_section["compiled_share"]
+    assert 0 < p < 1 and compile_section["amdahl_bound"] == pytest.approx(1 / (1 - p))
 
 
 def test_recompile_limit_hits_and_eager_fallbacks_are_reported():

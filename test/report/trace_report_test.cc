@@ -60,7 +60,8 @@ TEST_CASE("three GC pauses inside the three slowest of 1000 requests: GC is name
   std::int64_t at = 0;
   for (int i = 0; i < 1000; ++i) {
     // 997 requests of 10 ms; requests 100, 500 and 900 take 40, 50 and 60 ms, and each holds a
-    // 30 ms GC pause. Another GC pause and a compile fall between requests.
+    // 30 ms GC pause (so two of them also spent 10 and 20 ms more than usual outside any child
+    // range: a CPU gap). Another GC pause and a compile fall between requests.
     const bool slow = i == 100 || i == 500 || i == 900;
     const std::int64_t length = slow ? (i == 100 ? 40 : i == 500 ? 50 : 60) * kMs : 10 * kMs;
     t.range(kRequest, at, at + length);
@@ -80,12 +81,21 @@ TEST_CASE("three GC pauses inside the three slowest of 1000 requests: GC is name
     REQUIRE(!o.causes.empty());
     CHECK(o.causes[0].cause == "gc pause");
     CHECK(o.causes[0].overlap_ns == 30 * kMs);
-    CHECK(o.causes.size() == 1);  // no GPU work in this trace, and nothing else overlaps
+    // No GPU work in this trace and nothing else overlaps; the self time beyond the median
+    // 10 ms is the CPU gap.
+    REQUIRE(o.causes.size() == (i < 2 ? 2u : 1u));
+    if (i < 2) {
+      CHECK(o.causes[1].cause == "CPU gap");
+      CHECK(static_cast<double>(o.causes[1].overlap_ns) ==
+            Approx(static_cast<double>((20 - 10 * i) * kMs)).epsilon(0.02));
+    }
   }
-  REQUIRE(r.cause_summary.size() == 1);
+  REQUIRE(r.cause_summary.size() == 2);
   CHECK(r.cause_summary[0].cause == "gc pause");
   CHECK(r.cause_summary[0].overlap_ns == 90 * kMs);
   CHECK(r.cause_summary[0].events == 3);
+  CHECK(r.cause_summary[1].cause == "CPU gap");
+  CHECK(r.cause_summary[1].events == 2);
   const report::LatencyRow& request = r.latency[0];
   CHECK(request.name == "request");
   CHECK(request.count == 1000);
@@ -167,6 +177,107 @@ TEST_CASE("GPU time is attributed to the ranges that launched it; idle GPU expla
   REQUIRE(r.outliers[0].causes.size() == 1);
   CHECK(r.outliers[0].causes[0].cause == "GPU idle");
   CHECK(r.outliers[0].causes[0].overlap_ns == 19 * kMs);
+}
+
+constexpr CallSite kParse{"parse", "", "", 0, 0, Category::kApp};
+constexpr CallSite kCompute{"compute", "", "", 0, 0, Category::kApp};
+constexpr CallSite kLaunch{"launch", "", "", 0, 0, Category::kApp};
+
+// 1000 requests of 10 ms: parse [0, 3) ms, compute [3, 9) ms holding launch [4, 5) ms, 1 ms of the
+// request's own code. Requests 200, 400 and 600 also spend 25 ms between parse and compute in
+// code with no range (a CPU gap); each order a trace may deliver ranges in gives the same answer.
+void requests_with_gaps(Trace& t, bool children_first) {
+  std::int64_t at = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const std::int64_t gap = i == 200 || i == 400 || i == 600 ? 25 * kMs : 0;
+    const std::int64_t c = at + 3 * kMs + gap;
+    if (!children_first) t.range(kRequest, at, c + 7 * kMs);
+    t.range(kParse, at, at + 3 * kMs);
+    if (!children_first) t.range(kCompute, c, c + 6 * kMs);
+    t.range(kLaunch, c + kMs, c + 2 * kMs);
+    if (children_first) t.range(kCompute, c, c + 6 * kMs);
+    if (children_first) t.range(kRequest, at, c + 7 * kMs);
+    at = c + 8 * kMs;
+  }
+}
+
+TEST_CASE("time a slow request spent outside its child ranges is named a CPU gap") {
+  for (const bool children_first : {false, true}) {
+    CAPTURE(children_first);
+    Trace t;
+    requests_with_gaps(t, children_first);
+    const report::ReportResult& r = t.run();
+    std::int64_t request_self = 0, compute_self = 0, launch_self = 0;
+    for (const report::NameStats* s : r.ranges) {
+      if (s->name == "request") request_self = s->self_ns;
+      if (s->name == "compute") compute_self = s->self_ns;
+      if (s->name == "launch") launch_self = s->self_ns;
+    }
+    CHECK(request_self == 1000 * kMs + 3 * 25 * kMs);
+    CHECK(compute_self == 1000 * 5 * kMs);
+    CHECK(launch_self == 1000 * kMs);
+    CHECK(r.latency_name == "request");
+    REQUIRE(r.outliers.size() == 3);
+    for (const report::Outlier& o : r.outliers) {
+      CHECK(o.duration_ns == 35 * kMs);
+      REQUIRE(o.causes.size() == 1);
+      CHECK(o.causes[0].cause == "CPU gap");
+      CHECK(static_cast<double>(o.causes[0].overlap_ns) == Approx(25.0 * kMs).epsilon(0.02));
+    }
+  }
+}
+
+constexpr CallSite kGraphRun{"compiled graph (forward)", "", "", 0, 0, Category::kTorch};
+constexpr CallSite kFrameRun{"Torch-Compiled Region: 0/0", "", "", 0, 0, Category::kApp};
+constexpr CallSite kStep{"ProfilerStep", "", "", 0, 0, Category::kStep};
+constexpr CallSite kSpeedup{"compile speedup", "", "", 0, 0, Category::kCompile};
+
+TEST_CASE("compiled runs give m, T_execute, B, the compiled share and Amdahl's bound") {
+  Trace t;
+  // A 100 ms compile, then 10 steps of 10 ms, each running a 4 ms compiled graph inside a 5 ms
+  // Dynamo frame; compare() measured S = 2.
+  t.range(kCompile, 0, 100 * kMs);
+  for (int i = 0; i < 10; ++i) {
+    const std::int64_t at = (100 + 10 * i) * kMs;
+    t.range(kStep, at, at + 10 * kMs);
+    t.range(kFrameRun, at + kMs, at + 6 * kMs);
+    t.range(kGraphRun, at + 2 * kMs, at + 6 * kMs);
+  }
+  t.events.push_back(Event{EventType::kCounter, 0, &kSpeedup, 200 * kMs, 200 * kMs, 2.0});
+  const report::ReportResult::Compile& c = t.run().compile;
+  CHECK(c.compiles == 1);
+  CHECK(c.runs == 10);  // the graph runs, not the frames that hold them
+  CHECK(c.run_ns == 40 * kMs);
+  CHECK(c.base_ns == 100 * kMs);
+  CHECK(c.amortised_ms == Approx(10));
+  CHECK(c.share == Approx(0.4));
+  CHECK(c.amdahl_bound == Approx(1 / 0.6));
+  CHECK(c.program_speedup == Approx(0.6 + 0.4 * 2));
+  CHECK(c.break_even_runs == Approx(100.0 / (4 * (2 - 1))));
+}
+
+TEST_CASE("kernel names tell compute-, memory-bound and communication kernels apart") {
+  const std::pair<const char*, const char*> kKernels[] = {
+      {"ampere_sgemm_128x64_nn", "compute"},
+      {"sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32", "compute"},
+      {"void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>", "compute"},
+      {"flash_fwd_kernel", "compute"},
+      {"triton_tem_fused_mm_0", "compute"},
+      {"void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>",
+       "memory"},
+      {"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>", "memory"},
+      {"triton_poi_fused_add_relu_0", "memory"},
+      {"triton_red_fused_sum_1", "memory"},
+      {"void gemv2T_kernel_val<int, int, float, float, float, 128, 16>", "memory"},
+      {"void at::native::unrolled_elementwise_kernel<convert_float_to_half>", "memory"},
+      {"void at::native::cunn_SoftMaxForward<4, float>", "memory"},
+      {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", "communication"},
+      {"layer_kernel(float*, int, float)", ""},
+  };
+  for (const auto& [name, expected] : kKernels) {
+    CAPTURE(name);
+    CHECK(report::kernel_class_from_name(name) == expected);
+  }
 }
 
 TEST_CASE("kernels with declared costs on the roofline; copies against the link's peak") {
