@@ -301,10 +301,11 @@ class ChromeReader {
       GpuActivityKind kind;
       if (sinks::gpu_kind_of_category(ev_.cat, &kind)) return emit_gpu(kind, begin, end);
       const std::uint32_t thread = builder_.thread(ev_.pid, ev_.tid);
+      const Category category = category_from_name(ev_.cat);
       long long step;
-      if (step_number(ev_.name.c_str(), &step)) return builder_.step(thread, step, begin, end);
-      return builder_.range(thread, builder_.site(ev_.name, category_from_name(ev_.cat)), begin,
-                            end);
+      if (category != Category::kCuda && step_number(ev_.name.c_str(), &step))
+        return builder_.step(thread, step, begin, end);
+      return builder_.range(thread, builder_.site(ev_.name, category), begin, end);
     }
     const std::uint32_t thread = builder_.thread(ev_.pid, ev_.tid);
     if (ph == "B"sv) {

@@ -12,6 +12,9 @@ Category category_from_name(std::string_view name) {
   if (name.empty() || name == "user_annotation") return Category::kApp;
   if (name == "cpu_op" || name == "operator") return Category::kTorch;
   if (name == "python_function") return Category::kPython;
+  // Kineto's copy of a CPU annotation on the GPU timeline (the span of the GPU work launched in
+  // it): GPU activity, not a CPU range, and never a second step.
+  if (name == "gpu_user_annotation") return Category::kCuda;
   return core::category_by_name(name).value_or(Category::kApp);
 }
 

@@ -299,7 +299,8 @@ Status TraceReport::write(const EventBatch& batch) {
       if (std::strncmp(name, "graph break: ", 13) == 0) result_.compile.graph_breaks[name + 13]++;
       continue;
     }
-    if (e.type != EventType::kRange) continue;
+    // Ranges on the GPU timeline (Kineto's gpu_user_annotation) repeat CPU ranges.
+    if (e.type != EventType::kRange || e.site->category == Category::kCuda) continue;
     if (e.site->category == Category::kCompile) {
       ++result_.compile.compiles;
       result_.compile.compile_ns += end - begin;

@@ -66,3 +66,18 @@ def test_a_real_two_rank_job_names_its_straggler(tmp_path, recorder):
     assert ranks[0]["collective_ms"] > ranks[1]["collective_ms"] > 0
     assert ranks[1]["work_ms"] > 1.1 * ranks[0]["work_ms"]
     assert "outside collectives" in ranks[1]["why"] or "step" in ranks[1]["why"]
+
+
+def test_json_report_has_kernel_classes_and_self_times(tmp_path):
+    synthetic(tmp_path / "t.json", 0, 30)
+    report = cli_json("report", tmp_path / "t.json")
+    classes = {k["name"]: k["class"] for k in report["kernels"]}
+    assert classes == {"gemm_kernel": "compute", "relu_kernel": ""}
+    gpu = report["gpu"]
+    assert gpu["kernel_class_ms"]["compute"] == approx(sum(
+        k["total_ms"] for k in report["kernels"] if k["class"] == "compute"))
+    assert sum(gpu["kernel_class_ms"].values()) == approx(gpu["kernel_ms"])
+    ranges = {r["name"]: r for r in report["ranges"]}
+    # The step holds the forward: its self time is the part outside it.
+    step, forward = ranges["ProfilerStep"], ranges["forward"]
+    assert step["self_ms"] == approx(step["total_ms"] - forward["total_ms"], abs=1e-6)

@@ -217,6 +217,7 @@ TEST_CASE("Kineto's forms: bare arrays, B/E pairs, string ids, counters with sev
           {"ph":"E","pid":1,"tid":2,"ts":20},
           {"ph":"C","name":"mem","pid":1,"tid":"x","ts":13,"args":{"used":5,"free":7}},
           {"ph":"X","name":"ProfilerStep#12","pid":1,"tid":2,"ts":10,"dur":30},
+          {"ph":"X","name":"ProfilerStep#12","cat":"gpu_user_annotation","pid":0,"tid":7,"ts":12,"dur":20},
           {"ph":"M","name":"process_sort_index","pid":1,"args":{"sort_index":59903333333333333333333}},
           {"ph":"s","id":1,"pid":1,"tid":2,"ts":11}])J";
   auto in = readers::ByteSource::from_memory(json, "k.json");
@@ -225,13 +226,15 @@ TEST_CASE("Kineto's forms: bare arrays, B/E pairs, string ids, counters with sev
   INFO(s.message());
   REQUIRE(s.ok());
   const std::vector<std::string> got = read.sorted();
-  REQUIRE(got.size() == 5);
+  REQUIRE(got.size() == 6);
   CHECK(got[0] == "0 2 0 b 11000 12250 0");
   CHECK(got[1] == "0 2 1 step 10000 40000 12");
   CHECK(got[2] == "0 2 3 a 10500 20000 0");
-  CHECK(got[3].rfind("2 ", 0) == 0);
-  CHECK(got[3].find("mem.free 13000 13000 7") != std::string::npos);
-  CHECK(got[4].find("mem.used 13000 13000 5") != std::string::npos);
+  // The GPU timeline's copy of the step: GPU-side (cuda), not a second step.
+  CHECK(got[3] == "0 7 7 ProfilerStep#12 12000 32000 0");
+  CHECK(got[4].rfind("2 ", 0) == 0);
+  CHECK(got[4].find("mem.free 13000 13000 7") != std::string::npos);
+  CHECK(got[5].find("mem.used 13000 13000 5") != std::string::npos);
   CHECK(read.stats_.threads[0].name == "worker");
 }
 

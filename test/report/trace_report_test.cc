@@ -54,6 +54,13 @@ constexpr CallSite kRequest{"request", "", "", 0, 0, Category::kApp};
 constexpr CallSite kGcPause{"gc gen2", "", "", 0, 0, Category::kGc};
 constexpr CallSite kCompile{"torch.compile 0/1", "", "", 0, 0, Category::kCompile};
 constexpr CallSite kForward{"forward", "", "", 0, 0, Category::kApp};
+constexpr CallSite kParse{"parse", "", "", 0, 0, Category::kApp};
+constexpr CallSite kCompute{"compute", "", "", 0, 0, Category::kApp};
+constexpr CallSite kLaunch{"launch", "", "", 0, 0, Category::kApp};
+constexpr CallSite kGraphRun{"compiled graph (forward)", "", "", 0, 0, Category::kTorch};
+constexpr CallSite kFrameRun{"Torch-Compiled Region: 0/0", "", "", 0, 0, Category::kApp};
+constexpr CallSite kStep{"ProfilerStep", "", "", 0, 0, Category::kStep};
+constexpr CallSite kSpeedup{"compile speedup", "", "", 0, 0, Category::kCompile};
 
 TEST_CASE("three GC pauses inside the three slowest of 1000 requests: GC is named for each") {
   Trace t;
@@ -179,10 +186,6 @@ TEST_CASE("GPU time is attributed to the ranges that launched it; idle GPU expla
   CHECK(r.outliers[0].causes[0].overlap_ns == 19 * kMs);
 }
 
-constexpr CallSite kParse{"parse", "", "", 0, 0, Category::kApp};
-constexpr CallSite kCompute{"compute", "", "", 0, 0, Category::kApp};
-constexpr CallSite kLaunch{"launch", "", "", 0, 0, Category::kApp};
-
 // 1000 requests of 10 ms: parse [0, 3) ms, compute [3, 9) ms holding launch [4, 5) ms, 1 ms of the
 // request's own code. Requests 200, 400 and 600 also spend 25 ms between parse and compute in
 // code with no range (a CPU gap); each order a trace may deliver ranges in gives the same answer.
@@ -226,11 +229,6 @@ TEST_CASE("time a slow request spent outside its child ranges is named a CPU gap
     }
   }
 }
-
-constexpr CallSite kGraphRun{"compiled graph (forward)", "", "", 0, 0, Category::kTorch};
-constexpr CallSite kFrameRun{"Torch-Compiled Region: 0/0", "", "", 0, 0, Category::kApp};
-constexpr CallSite kStep{"ProfilerStep", "", "", 0, 0, Category::kStep};
-constexpr CallSite kSpeedup{"compile speedup", "", "", 0, 0, Category::kCompile};
 
 TEST_CASE("compiled runs give m, T_execute, B, the compiled share and Amdahl's bound") {
   Trace t;
