@@ -191,6 +191,11 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
   if (!r.latency_name.empty()) {
     std::fprintf(o, "\njitter: %zu outliers of \"%s\" above %.3f ms\n", r.outliers.size(),
                  r.latency_name.c_str(), r.outlier_threshold_ms);
+    if (r.outliers.empty() && r.latency_count < 100)
+      std::fprintf(o,
+                   "  (of %llu instances the P99 is the slowest itself: --threshold-ms MS sets "
+                   "the bar)\n",
+                   static_cast<unsigned long long>(r.latency_count));
     std::size_t n = 0;
     for (const report::Outlier& out : r.outliers) {
       if (n++ == opt.limit) break;

@@ -559,6 +559,7 @@ void TraceReport::explain_outliers() {
   }
   if (target == nullptr) return;
   r.latency_name = target->name;
+  r.latency_count = target->count;
   std::vector<NameStats::Instance> slow = target->slowest;
   std::sort(slow.begin(), slow.end(),
             [](const auto& a, const auto& b) { return a.end - a.begin > b.end - b.begin; });

@@ -164,6 +164,7 @@ struct ReportResult {
   // The latency range's durations: (bucket's upper edge ms, count), and its P50/P99.
   std::vector<std::pair<double, std::uint64_t>> latency_histogram;
   double latency_p50_ms = 0, latency_p99_ms = 0;
+  std::uint64_t latency_count = 0;  // instances of the latency range
   std::vector<DeviceInfo> devices;
   std::uint64_t dropped = 0, gpu_dropped = 0;
   int rank = -1;      // the trace's distributed rank, when it says
