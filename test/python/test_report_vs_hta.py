@@ -2,9 +2,11 @@
 demo on the H200, torch.profiler's own trace of a job on the H200): kernel totals
 and the idle-time breakdown per stream agree (HTA analyses all steps but the last, so the report
 is asked for the same steps with --steps); plus the report's JSON on the demo's real trace."""
+import gzip
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 
 import pytest
@@ -18,6 +20,16 @@ def report(*args):
     out = subprocess.run([str(BUILD / "gpuprobe"), "report", *map(str, args), "--json"],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out)
+
+
+def unpacked(name, directory):
+    """test/data/NAME (gzipped) as DIRECTORY/trace.json, alone in its directory as HTA wants."""
+    directory.mkdir()
+    trace = directory / "trace.json"
+    with gzip.open(pathlib.Path(__file__).parent.parent / "data" / name, "rb") as src, \
+            open(trace, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return trace
 
 
 def test_kernel_totals_and_idle_breakdown_agree_with_hta(tmp_path):
@@ -63,14 +75,7 @@ def test_idle_breakdown_agrees_with_hta_on_a_real_h200_trace(tmp_path):
     shortens every GPU op by half a microsecond on average: its idle times come out slightly
     larger and its totals of 1.5 us kernels a third of the true sum, so the comparison allows
     for that and the kernel sum is checked against the file itself."""
-    import gzip
-    import shutil
-
-    trace = tmp_path / "h200" / "demo_trace.json"
-    trace.parent.mkdir()
-    data = pathlib.Path(__file__).parent.parent / "data" / "h200_demo_trace.json.gz"
-    with gzip.open(data, "rb") as src, open(trace, "wb") as dst:
-        shutil.copyfileobj(src, dst)
+    trace = unpacked("h200_demo_trace.json.gz", tmp_path / "h200")
     hta = TraceAnalysis(trace_dir=str(trace.parent))
     idle = hta.get_idle_time_breakdown(visualize=False)[0]
     ours = report(trace)
@@ -100,14 +105,7 @@ def test_kernels_and_idle_agree_with_hta_on_a_real_torch_profiler_trace(tmp_path
     duration to whole microseconds (and shortens overlapping events), so its sums are lower by
     at most about a microsecond per kernel and its kernel-wait (sub-30 us gaps) higher by as
     much; host wait and other idle agree closely."""
-    import gzip
-    import shutil
-
-    trace = tmp_path / "rank1" / "trace.json"
-    trace.parent.mkdir()
-    data = pathlib.Path(__file__).parent.parent / "data" / "h200_torch_profiler_rank1.json.gz"
-    with gzip.open(data, "rb") as src, open(trace, "wb") as dst:
-        shutil.copyfileobj(src, dst)
+    trace = unpacked("h200_torch_profiler_rank1.json.gz", tmp_path / "rank1")
     hta = TraceAnalysis(trace_dir=str(trace.parent))
     breakdown = hta.get_gpu_kernel_breakdown(visualize=False)[1]
     hta_kernels = dict(zip(breakdown["name"], breakdown["sum (us)"]))
