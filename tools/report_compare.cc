@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/html_page.h"
+#include "tools/report_output.h"
 
 namespace gpuprobe::tools {
 namespace {
@@ -40,8 +41,6 @@ std::vector<DiffRow> diff_rows(const report::ReportResult& a, const report::Repo
   });
   return out;
 }
-
-double ms(std::int64_t ns) { return static_cast<double>(ns) * 1e-6; }
 
 double busiest(const report::ReportResult& r) {
   double b = 0;
@@ -191,12 +190,12 @@ std::string ranks_json(const std::vector<RankRow>& rows) {
 }
 
 std::string ranks_html(const std::vector<RankRow>& rows) {
-  std::vector<std::pair<std::string, double>> step, collective;
+  std::vector<std::pair<std::string, double>> work, collective;
   std::string flagged;
   for (const RankRow& row : rows) {
     const std::string label =
         "rank " + std::to_string(row.rank) + (row.straggler ? " (straggler)" : "");
-    step.emplace_back(label, row.work_ms);
+    work.emplace_back(label, row.work_ms);
     collective.emplace_back(label, row.collective_ms);
     if (row.straggler)
       flagged += "<li>rank " + std::to_string(row.rank) + ": " + html::escape(row.why) + "</li>";
@@ -204,7 +203,7 @@ std::string ranks_html(const std::vector<RankRow>& rows) {
   std::string page = html::page_begin("gpuprobe: " + std::to_string(rows.size()) + " ranks");
   page +=
       flagged.empty() ? "<p>No straggler.</p>\n" : "<p>Stragglers:</p><ul>" + flagged + "</ul>\n";
-  page += "<h2 id=\"work\">Time outside collectives</h2>\n" + html::rows(step, "ms") + "\n";
+  page += "<h2 id=\"work\">Time outside collectives</h2>\n" + html::rows(work, "ms") + "\n";
   const bool any_collective =
       std::any_of(rows.begin(), rows.end(), [](const RankRow& r) { return r.collective_ms > 0; });
   page += any_collective ? "<h2 id=\"collectives\">Time in collectives</h2>\n" +

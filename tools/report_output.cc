@@ -9,8 +9,6 @@ namespace {
 
 using report::NameStats;
 
-double ms(std::int64_t ns) { return static_cast<double>(ns) * 1e-6; }
-
 std::vector<const NameStats*> sorted(std::vector<const NameStats*> rows, const std::string& by) {
   const auto key = [&](const NameStats* s) -> double {
     if (by == "calls") return static_cast<double>(s->count);

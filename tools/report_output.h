@@ -1,12 +1,16 @@
 // `gpuprobe report`'s two forms: terminal tables, and JSON (schema: docs/report.md).
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
 #include "report/trace_report.h"
 
 namespace gpuprobe::tools {
+
+// Nanoseconds as milliseconds, the unit every report form prints.
+inline double ms(std::int64_t ns) { return static_cast<double>(ns) * 1e-6; }
 
 struct TextOptions {
   std::size_t limit = 15;      // rows per table
