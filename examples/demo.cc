@@ -196,7 +196,7 @@ int main(int argc, char** argv) {
     std::printf(", %llu records, %llu attributed to ranges, %llu dropped",
                 static_cast<unsigned long long>(stats.gpu.records),
                 static_cast<unsigned long long>(stats.gpu.attributed),
-                static_cast<unsigned long long>(stats.gpu.dropped + stats.gpu.buffers_exhausted));
+                static_cast<unsigned long long>(stats.gpu.dropped));
   }
   std::uint64_t peak = 0;
   for (const gpuprobe::ThreadInfo& t : stats.threads) peak = std::max(peak, t.peak_fill);

@@ -67,7 +67,7 @@ Status TraceDumpSink::close(const Stats& stats, const TimeBase&) {
   std::fprintf(out_, "# %llu events; dropped: %llu events, %llu GPU records\n",
                static_cast<unsigned long long>(stats.written),
                static_cast<unsigned long long>(stats.dropped),
-               static_cast<unsigned long long>(stats.gpu.dropped + stats.gpu.buffers_exhausted));
+               static_cast<unsigned long long>(stats.gpu.dropped));
   return {};
 }
 

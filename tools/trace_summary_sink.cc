@@ -104,7 +104,7 @@ Status TraceSummarySink::close(const Stats& stats, const TimeBase&) {
   std::fprintf(o, "  events (full thread rings)   %llu\n",
                static_cast<unsigned long long>(stats.dropped));
   std::fprintf(o, "  GPU records (CUPTI, buffers) %llu\n",
-               static_cast<unsigned long long>(stats.gpu.dropped + stats.gpu.buffers_exhausted));
+               static_cast<unsigned long long>(stats.gpu.dropped));
   if (!stats.gpu.status.empty() && stats.gpu.status != "off")
     std::fprintf(o, "  GPU tracing status           %s\n", stats.gpu.status.c_str());
   return {};

@@ -96,10 +96,14 @@ struct ThreadInfo {
 struct GpuStats {
   /// "off" (not asked for), "cupti" (recording), or "CUPTI unavailable: <why>".
   std::string status = "off";
-  std::uint64_t records = 0;            ///< GPU activities and API calls delivered to the sinks.
-  std::uint64_t dropped = 0;            ///< Records CUPTI reports it dropped.
-  std::uint64_t buffers_exhausted = 0;  ///< CUPTI buffer requests the fixed pool could not serve.
-  std::uint64_t filtered = 0;           ///< API calls dropped as noise (cudaGetDevice, ...).
+  std::uint64_t records = 0;  ///< GPU activities and API calls delivered to the sinks.
+  /// Records lost: those CUPTI reports it dropped, which include the records it could not store
+  /// because a buffer request was refused. This is the one loss figure; do not add the next.
+  std::uint64_t dropped = 0;
+  /// Buffer requests refused because the pool had reached `cupti_mb` — why records were
+  /// dropped, not more of them.
+  std::uint64_t buffers_exhausted = 0;
+  std::uint64_t filtered = 0;  ///< API calls dropped as noise (cudaGetDevice, ...).
   /// GPU work whose start precedes the start of the API call that launched it: a clock problem.
   std::uint64_t starts_before_launch = 0;
   /// Records given the gpuprobe range around their launch (GpuActivity::range), and records for
@@ -179,6 +183,11 @@ class Sink {
 
   /// Consumes events. The batch and its events are valid only during the call.
   virtual Status write(const EventBatch& batch) = 0;
+
+  /// Facts a trace reader learns only at the end of a file (gpuprobe's own traces state the
+  /// clock and the config in their closing summary), given just before close(). A recording
+  /// session never calls it. The default ignores them.
+  virtual void update_info(const TraceInfo& info) { (void)info; }
 
   /// Finishes the output with the final statistics and the final time base.
   virtual Status close(const Stats& stats, const TimeBase& time) = 0;

@@ -166,6 +166,13 @@ Status apply_cupti_buffer_kb(std::string_view v, Config& c) {
   return {};
 }
 
+Status apply_cupti_mb(std::string_view v, Config& c) {
+  if (!parse_int<std::size_t>(v, 1, 64 * 1024, &c.gpu_max_mb)) {
+    return bad_value("cupti_mb", v, "a size in MiB from 1 to 65536");
+  }
+  return {};
+}
+
 Status apply_attribution_ms(std::string_view v, Config& c) {
   if (!parse_int<std::uint32_t>(v, 0, 600000, &c.attribution_ms)) {
     return bad_value("attribution_ms", v, "a number of milliseconds from 0 to 600000");
@@ -208,9 +215,14 @@ constexpr OptionSpec kOptions[] = {
      "record GPU activity through CUPTI: kernel, memcpy, memset, runtime, driver, sync, overhead",
      apply_cupti},
     {"cupti_buffers", "N", "8",
-     "CUPTI activity buffers in the fixed pool; when all are full CUPTI drops records, counted",
+     "CUPTI activity buffers allocated when the session starts; more are allocated as CUPTI asks "
+     "(it keeps one per thread that calls CUDA), up to cupti_mb",
      apply_cupti_buffers},
     {"cupti_buffer_kb", "KIB", "4096", "size of each CUPTI activity buffer", apply_cupti_buffer_kb},
+    {"cupti_mb", "MIB", "256",
+     "most memory for CUPTI activity buffers; past it CUPTI drops records, counted in "
+     "gpu.dropped (gpu.buffers_exhausted counts the refused buffer requests)",
+     apply_cupti_mb},
     {"attribution_ms", "MS", "5000",
      "how long GPU work waits for the gpuprobe range around its launch to close before it is "
      "written without one",

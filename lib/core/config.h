@@ -33,6 +33,7 @@ struct Config {
   std::uint32_t gpu_kinds = 0;  // gpu_kind_bit()s; 0: no GPU activity
   std::size_t gpu_buffers = 8;
   std::size_t gpu_buffer_kb = 4096;
+  std::size_t gpu_max_mb = 256;
   std::uint32_t attribution_ms = 5000;
 };
 

@@ -20,9 +20,10 @@ constexpr std::uint32_t gpu_kind_bit(GpuActivityKind kind) {
 inline constexpr std::uint32_t kAllGpuKinds = 0x7Fu;
 
 struct GpuOptions {
-  std::uint32_t kinds = 0;  // gpu_kind_bit()s
-  std::size_t buffer_count = 8;
+  std::uint32_t kinds = 0;       // gpu_kind_bit()s
+  std::size_t buffer_count = 8;  // allocated at start
   std::size_t buffer_bytes = 4 << 20;
+  std::size_t max_bytes = std::size_t{256} << 20;  // the pool grows on demand up to this
   ClockSource clock = ClockSource::kMonotonic;
 };
 

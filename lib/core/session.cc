@@ -120,7 +120,8 @@ class SessionCore {
     if (config.gpu_kinds != 0) {
       std::string why;
       gpu_ = core::start_gpu_source(
-          core::GpuOptions{config.gpu_kinds, config.gpu_buffers, config.gpu_buffer_kb << 10, clock},
+          core::GpuOptions{config.gpu_kinds, config.gpu_buffers, config.gpu_buffer_kb << 10,
+                           config.gpu_max_mb << 20, clock},
           &why);
       // Not an error of the session: it goes on recording CPU events, and says so once.
       gpu_status = gpu_ ? "cupti" : "CUPTI unavailable: " + why;

@@ -1,39 +1,70 @@
 #include "cupti/activity_buffers.h"
 
+#include <algorithm>
+#include <new>
+
 namespace gpuprobe::cupti {
 namespace {
 
-// CUPTI requires buffers aligned to 8 bytes (ACTIVITY_RECORD_ALIGNMENT).
+// CUPTI requires buffers aligned to 8 bytes (ACTIVITY_RECORD_ALIGNMENT); new[] gives at least 16.
 constexpr std::size_t kAlignment = 8;
 
 }  // namespace
 
-ActivityBufferPool::ActivityBufferPool(std::size_t count, std::size_t bytes)
-    : count_(count), bytes_((bytes + kAlignment - 1) / kAlignment * kAlignment) {
-  // Value-initialized so every page is touched now, not while CUPTI waits for a buffer.
-  storage_.reset(new std::uint8_t[count_ * bytes_ + kAlignment]());
-  std::uint8_t* base = storage_.get();
-  base += (kAlignment - reinterpret_cast<std::uintptr_t>(base) % kAlignment) % kAlignment;
-  free_.reserve(count_);
-  completed_.reserve(count_);
-  taken_.reserve(count_);
-  for (std::size_t i = count_; i-- > 0;) free_.push_back(base + i * bytes_);
+ActivityBufferPool::ActivityBufferPool(std::size_t initial, std::size_t bytes,
+                                       std::size_t max_bytes)
+    : bytes_((bytes + kAlignment - 1) / kAlignment * kAlignment),
+      capacity_(std::max(initial, max_bytes / bytes_)) {
+  // Every vector holds the cap's worth of pointers now, so that no later call allocates for them.
+  storage_.reserve(capacity_);
+  free_.reserve(capacity_);
+  completed_.reserve(capacity_);
+  taken_.reserve(capacity_);
+  for (std::size_t i = 0; i < initial; ++i) {
+    // Value-initialized so every page is touched now, not while CUPTI waits for a buffer.
+    storage_.emplace_back(new std::uint8_t[bytes_]());
+    free_.push_back(storage_.back().get());
+  }
+}
+
+std::uint8_t* ActivityBufferPool::allocate_locked() noexcept {
+  if (storage_.size() >= capacity_) return nullptr;
+  // Not zeroed: CUPTI writes what it hands back; the pages are touched as records arrive.
+  std::uint8_t* buffer = new (std::nothrow) std::uint8_t[bytes_];
+  if (buffer != nullptr) storage_.emplace_back(buffer);  // capacity reserved: cannot throw
+  return buffer;
 }
 
 std::uint8_t* ActivityBufferPool::acquire() noexcept {
   std::lock_guard<std::mutex> lock(mu_);
-  if (free_.empty()) {
+  std::uint8_t* buffer = nullptr;
+  if (!free_.empty()) {
+    buffer = free_.back();
+    free_.pop_back();
+  } else {
+    buffer = allocate_locked();
+  }
+  if (buffer == nullptr) {
     ++exhausted_;
     return nullptr;
   }
-  std::uint8_t* buffer = free_.back();
-  free_.pop_back();
+  peak_in_use_ = std::max(peak_in_use_, ++in_use_);
   return buffer;
 }
 
 void ActivityBufferPool::complete(std::uint8_t* buffer, std::size_t valid) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   completed_.push_back(Completed{buffer, valid});
+}
+
+std::size_t ActivityBufferPool::allocated() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return storage_.size();
+}
+
+std::size_t ActivityBufferPool::peak_in_use() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return peak_in_use_;
 }
 
 std::uint64_t ActivityBufferPool::exhausted() const {

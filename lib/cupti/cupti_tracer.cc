@@ -69,7 +69,7 @@ constexpr CUpti_CallbackId kNoiseRuntimeCalls[] = {
 CuptiTracer::CuptiTracer(const CuptiLibrary& library, const core::GpuOptions& options)
     : library_(library),
       options_(options),
-      pool_(options.buffer_count, options.buffer_bytes),
+      pool_(options.buffer_count, options.buffer_bytes, options.max_bytes),
       decoder_(library.api().get_callback_name) {}
 
 CuptiTracer::~CuptiTracer() {

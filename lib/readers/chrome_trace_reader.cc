@@ -191,6 +191,9 @@ class ChromeReader {
           return {};
         });
       }
+      if (k == "clock"sv) return json_.string(&info_.clock);
+      if (k == "config"sv) return json_.string(&info_.config);
+      if (k == "nvtx"sv) return json_.boolean(&info_.nvtx);
       if (k != "events_dropped"sv && k != "ring_capacity"sv && k != "names_overflowed"sv)
         return json_.skip_value();
       if (Status r = read_int(&v); !r.ok()) return r;

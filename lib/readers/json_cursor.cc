@@ -266,6 +266,13 @@ Status JsonCursor::literal(const char* word) {
   return {};
 }
 
+Status JsonCursor::boolean(bool* out) {
+  const int c = peek();
+  if (c != 't' && c != 'f') return error("true or false");
+  *out = c == 't';
+  return literal(*out ? "true" : "false");
+}
+
 Status JsonCursor::skip_value() {
   // Iterative, with an explicit stack of the containers open, so depth costs no call stack.
   std::vector<char> open;

@@ -29,6 +29,8 @@ class JsonCursor {
   // Reads a number as an integer: exact for integers up to 18 digits, saturated beyond int64's
   // range, truncated when it has a fraction or an exponent.
   Status integer(std::int64_t* out);
+  // Reads `true` or `false`.
+  Status boolean(bool* out);
   // Skips any value, nested ones included.
   Status skip_value();
   // Reads the separator after an element: true when one more follows, false at `close`.

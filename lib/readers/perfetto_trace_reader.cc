@@ -450,9 +450,18 @@ class PerfettoReader {
       if (a.name == "events_dropped") stats_.dropped = u;
       if (a.name == "ring_capacity") stats_.ring_capacity = u;
       if (a.name == "names_overflowed") stats_.names_overflowed = u;
+      if (a.name == "clock") info_.clock = a.text;
+      if (a.name == "nvtx") info_.nvtx = u != 0;
+      if (a.name == "config") info_.config = a.text;
       if (a.name == "gpu_status") stats_.gpu.status = a.text;
       if (a.name == "gpu_records") stats_.gpu.records = u;
       if (a.name == "gpu_dropped") stats_.gpu.dropped = u;
+      if (a.name == "gpu_buffers_exhausted") stats_.gpu.buffers_exhausted = u;
+      if (a.name == "gpu_filtered") stats_.gpu.filtered = u;
+      if (a.name == "gpu_starts_before_launch") stats_.gpu.starts_before_launch = u;
+      if (a.name == "gpu_attributed") stats_.gpu.attributed = u;
+      if (a.name == "gpu_unattributed") stats_.gpu.unattributed = u;
+      if (a.name == "gpu_untimed") stats_.gpu.untimed = u;
     }
   }
 

@@ -163,6 +163,7 @@ Status TraceBuilder::finish(const Status& read, const TraceInfo& info, Stats sta
   }
   stats.threads = std::move(threads);
   stats.written = events_;
+  sink_.update_info(info);
   const Status closed = sink_.close(stats, time_);
   if (!read.ok()) return read;
   return s.ok() ? closed : s;

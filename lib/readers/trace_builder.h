@@ -67,9 +67,10 @@ class TraceBuilder {
   Status commit_gpu(std::int64_t start_ns, std::int64_t end_ns);
 
   // Ends reading with `read`, the reader's result: opens the sink with `info` if no event came,
-  // flushes, and closes it with `stats` (from the file, where it records them; the per-thread
-  // event counts are the builder's own). Returns `read` if it is an error, else the close's
-  // result: a damaged file still yields what was read before the damage.
+  // flushes, gives it `info` again (what the file said at its end), and closes it with `stats`
+  // (from the file, where it records them; the per-thread event counts are the builder's own).
+  // Returns `read` if it is an error, else the close's result: a damaged file still yields what was
+  // read before the damage.
   Status finish(const Status& read, const TraceInfo& info, Stats stats);
 
   std::uint64_t events() const noexcept { return events_; }

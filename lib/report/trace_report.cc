@@ -323,7 +323,7 @@ Status TraceReport::close(const Stats& stats, const TimeBase&) {
   nesting_.clear();
   threads_ = stats.threads;
   result_.dropped = stats.dropped;
-  result_.gpu_dropped = stats.gpu.dropped + stats.gpu.buffers_exhausted;
+  result_.gpu_dropped = stats.gpu.dropped;
   finish();
   return {};
 }

@@ -67,6 +67,12 @@ Status ChromeTraceSink::open(const TraceInfo& info) {
   return {};
 }
 
+void ChromeTraceSink::update_info(const TraceInfo& info) {
+  info_.clock = info.clock;
+  info_.nvtx = info.nvtx;
+  info_.config = info.config;
+}
+
 void ChromeTraceSink::append_device_properties() {
   if (info_.devices.empty()) return;
   buf_ += "  \"deviceProperties\": [";

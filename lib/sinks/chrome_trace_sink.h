@@ -19,6 +19,8 @@ class ChromeTraceSink : public Sink {
   explicit ChromeTraceSink(std::string path);
 
   Status open(const TraceInfo& info) override;
+  // The clock, NVTX and config a reader found at the end of a file, for the closing summary.
+  void update_info(const TraceInfo& info) override;
   Status write(const EventBatch& batch) override;
   Status close(const Stats& stats, const TimeBase& time) override;
 

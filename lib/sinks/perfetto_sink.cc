@@ -452,6 +452,12 @@ Status PerfettoSink::write(const EventBatch& batch) {
   return {};
 }
 
+void PerfettoSink::update_info(const TraceInfo& info) {
+  info_.clock = info.clock;
+  info_.nvtx = info.nvtx;
+  info_.config = info.config;
+}
+
 Status PerfettoSink::close(const Stats& stats, const TimeBase&) {
   // Final thread names (set_thread_name may have come after a thread's first events).
   for (std::uint32_t i = 0; i < stats.threads.size() && i < thread_seqs_.size(); ++i) {
@@ -459,17 +465,27 @@ Status PerfettoSink::close(const Stats& stats, const TimeBase&) {
       track_descriptor(thread_track(i), 0, stats.threads[i].name, &stats.threads[i], 0, false,
                        false);
   }
-  // What the trace does not show is part of the trace: an instant on the process track.
+  // What the trace does not show is part of the trace: an instant on the process track, with
+  // every field the Chrome trace's "gpuprobe" block has (a conversion keeps them all).
   const auto n = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
+  const GpuStats& gpu = stats.gpu;
   const std::vector<Annotation> summary = {
+      {"clock", Annotation::kString, 0, 0, info_.clock.c_str()},
+      {"nvtx", Annotation::kInt, info_.nvtx ? 1 : 0, 0, nullptr},
+      {"config", Annotation::kString, 0, 0, info_.config.c_str()},
       {"events_written", Annotation::kInt, n(stats.written), 0, nullptr},
       {"events_dropped", Annotation::kInt, n(stats.dropped), 0, nullptr},
       {"ring_capacity", Annotation::kInt, n(stats.ring_capacity), 0, nullptr},
       {"names_overflowed", Annotation::kInt, n(stats.names_overflowed), 0, nullptr},
-      {"gpu_status", Annotation::kString, 0, 0, stats.gpu.status.c_str()},
-      {"gpu_records", Annotation::kInt, n(stats.gpu.records), 0, nullptr},
-      {"gpu_dropped", Annotation::kInt, n(stats.gpu.dropped + stats.gpu.buffers_exhausted), 0,
-       nullptr}};
+      {"gpu_status", Annotation::kString, 0, 0, gpu.status.c_str()},
+      {"gpu_records", Annotation::kInt, n(gpu.records), 0, nullptr},
+      {"gpu_dropped", Annotation::kInt, n(gpu.dropped), 0, nullptr},
+      {"gpu_buffers_exhausted", Annotation::kInt, n(gpu.buffers_exhausted), 0, nullptr},
+      {"gpu_filtered", Annotation::kInt, n(gpu.filtered), 0, nullptr},
+      {"gpu_starts_before_launch", Annotation::kInt, n(gpu.starts_before_launch), 0, nullptr},
+      {"gpu_attributed", Annotation::kInt, n(gpu.attributed), 0, nullptr},
+      {"gpu_unattributed", Annotation::kInt, n(gpu.unattributed), 0, nullptr},
+      {"gpu_untimed", Annotation::kInt, n(gpu.untimed), 0, nullptr}};
   track_event(process_seq_, read_clock(CLOCK_REALTIME), event::kInstant, kProcessTrack,
               "gpuprobe stats", false, -1, summary, 0, 0, nullptr);
   return out_.commit();

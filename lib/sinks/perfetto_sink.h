@@ -24,6 +24,8 @@ class PerfettoSink : public Sink {
   explicit PerfettoSink(std::string path);
 
   Status open(const TraceInfo& info) override;
+  // The clock, NVTX and config a reader found at the end of a file, for the closing summary.
+  void update_info(const TraceInfo& info) override;
   Status write(const EventBatch& batch) override;
   Status close(const Stats& stats, const TimeBase&) override;
 

@@ -200,11 +200,11 @@ Status TensorBoardSink::close(const Stats& stats, const TimeBase&) {
     std::vector<Value> extra;
     if (i + 1 == last.size()) {
       // What the summaries could not include, on the last step.
-      const std::uint64_t lost = stats.gpu.dropped + stats.gpu.buffers_exhausted;
+      const std::uint64_t lost = stats.gpu.dropped;
       if (lost != 0)
         extra.push_back({"gpuprobe/gpu_records_lost",
-                         "GPU activity records CUPTI dropped or "
-                         "that found no free buffer, whole session",
+                         "GPU activity records CUPTI dropped (for want of a buffer "
+                         "included), whole session",
                          static_cast<float>(lost)});
       if (summaries_.samples_dropped() != 0)
         extra.push_back({"gpuprobe/summary_samples_dropped",

@@ -286,7 +286,7 @@ Status XSpaceBuilder::write_to(OutputFile& out, const Stats& stats) {
     w.bytes(xspace::kWarnings, "gpuprobe: " + std::to_string(stats.dropped) +
                                    " events dropped because thread rings were full");
   }
-  const std::uint64_t gpu_lost = stats.gpu.dropped + stats.gpu.buffers_exhausted;
+  const std::uint64_t gpu_lost = stats.gpu.dropped;
   if (gpu_lost != 0) {
     w.bytes(xspace::kWarnings,
             "gpuprobe: " + std::to_string(gpu_lost) + " GPU activity records lost");

@@ -231,8 +231,13 @@ py::dict stats_dict(const Stats& s) {
   py::dict gpu;
   gpu["status"] = s.gpu.status;
   gpu["records"] = s.gpu.records;
-  gpu["dropped"] = s.gpu.dropped + s.gpu.buffers_exhausted;
+  gpu["dropped"] = s.gpu.dropped;  // records lost: the one loss figure (see GpuStats)
+  gpu["buffers_exhausted"] = s.gpu.buffers_exhausted;
+  gpu["filtered"] = s.gpu.filtered;
+  gpu["starts_before_launch"] = s.gpu.starts_before_launch;
   gpu["attributed"] = s.gpu.attributed;
+  gpu["unattributed"] = s.gpu.unattributed;
+  gpu["untimed"] = s.gpu.untimed;
   d["gpu"] = gpu;
   return d;
 }

@@ -9,8 +9,9 @@ namespace gpuprobe::cupti {
 namespace {
 
 TEST_CASE("The pool hands out each buffer once, counts exhaustion and reuses what was consumed") {
-  ActivityBufferPool pool(3, 1000);
+  ActivityBufferPool pool(3, 1000, 3000);
   REQUIRE(pool.buffer_bytes() == 1000);
+  REQUIRE(pool.capacity() == 3);
   std::set<std::uint8_t*> seen;
   std::vector<std::uint8_t*> taken;
   for (int i = 0; i < 3; ++i) {
@@ -36,6 +37,42 @@ TEST_CASE("The pool hands out each buffer once, counts exhaustion and reuses wha
   REQUIRE(seen.count(pool.acquire()) == 1);
   REQUIRE(pool.acquire() == nullptr);
   REQUIRE(pool.exhausted() == 2);
+}
+
+// CUPTI keeps a buffer per CUDA-calling thread: 16 threads hold 16 buffers at once, more than
+// the 8 a session starts with. None may be refused below the memory cap.
+TEST_CASE("The pool grows on demand up to its memory cap, then refuses and counts") {
+  ActivityBufferPool pool(8, 4096, 20 * 4096);
+  REQUIRE(pool.allocated() == 8);
+  REQUIRE(pool.capacity() == 20);
+  std::set<std::uint8_t*> held;
+  for (int i = 0; i < 20; ++i) {
+    std::uint8_t* b = pool.acquire();
+    REQUIRE(b != nullptr);
+    REQUIRE(reinterpret_cast<std::uintptr_t>(b) % 8 == 0);
+    REQUIRE(held.insert(b).second);
+  }
+  REQUIRE(pool.exhausted() == 0);
+  REQUIRE(pool.allocated() == 20);
+  REQUIRE(pool.peak_in_use() == 20);
+  REQUIRE(pool.acquire() == nullptr);
+  REQUIRE(pool.exhausted() == 1);
+
+  // What comes back is reused before anything new is allocated.
+  for (std::uint8_t* b : held) pool.complete(b, 8);
+  int parsed = 0;
+  pool.consume([&](std::uint8_t*, std::size_t) { ++parsed; });
+  REQUIRE(parsed == 20);
+  for (int i = 0; i < 20; ++i) REQUIRE(held.count(pool.acquire()) == 1);
+  REQUIRE(pool.allocated() == 20);
+  REQUIRE(pool.peak_in_use() == 20);
+}
+
+TEST_CASE("A cap below the initial buffers keeps the initial buffers") {
+  ActivityBufferPool pool(4, 4096, 4096);
+  REQUIRE(pool.capacity() == 4);
+  for (int i = 0; i < 4; ++i) REQUIRE(pool.acquire() != nullptr);
+  REQUIRE(pool.acquire() == nullptr);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <string>
@@ -206,6 +207,46 @@ TEST_CASE("Perfetto traces read back event for event, plain and gzipped") {
     check_round_trip(path, true);
     fs::remove(path);
   }
+}
+
+// Every field of the closing summary survives Chrome -> Perfetto -> Chrome: a conversion keeps
+// what the trace says it does not show, and the session facts (clock, NVTX, config).
+TEST_CASE("a conversion keeps every statistic and session fact of the summary") {
+  Synthetic t;
+  t.info.clock = "tsc";
+  t.info.nvtx = true;
+  t.info.config = "chrome=x.json,cupti=all";
+  t.stats.written = t.events.size();  // what a converter counts as it writes
+  t.stats.ring_capacity = 4096;
+  t.stats.names_overflowed = 5;
+  GpuStats& g = t.stats.gpu;
+  g.records = 11, g.dropped = 12, g.buffers_exhausted = 13, g.filtered = 14;
+  g.starts_before_launch = 15, g.attributed = 16, g.unattributed = 17, g.untimed = 18;
+  const std::string chrome = temp_file("stats.json"), perfetto = temp_file("stats.pftrace"),
+                    back = temp_file("stats_back.json");
+  {
+    sinks::ChromeTraceSink sink(chrome);
+    t.write(sink);
+  }
+  {
+    sinks::PerfettoSink sink(perfetto);
+    REQUIRE(readers::read_trace_file(chrome, sink).ok());
+  }
+  {
+    sinks::ChromeTraceSink sink(back);
+    REQUIRE(readers::read_trace_file(perfetto, sink).ok());
+  }
+  using nlohmann::json;
+  json original = json::parse(testing::read_file(chrome))["gpuprobe"];
+  json converted = json::parse(testing::read_file(back))["gpuprobe"];
+  CHECK(original["clock"] == "tsc");
+  CHECK(original["config"] == "chrome=x.json,cupti=all");
+  CHECK(original["gpu"]["buffers_exhausted"] == 13);
+  // Thread rows are the converter's own (it counts what it wrote); the rest must be equal.
+  original.erase("threads");
+  converted.erase("threads");
+  CHECK(converted.dump() == original.dump());
+  for (const std::string& f : {chrome, perfetto, back}) fs::remove(f);
 }
 
 TEST_CASE("Kineto's forms: bare arrays, B/E pairs, string ids, counters with several series") {
