@@ -188,23 +188,27 @@ int report_command(const std::vector<std::string>& args) {
         "[--html OUT.html]\n");
     return 2;
   }
-  if (!steps.empty()) {
-    // A first pass finds the steps' span, as HTA analyses chosen iterations.
-    long long first = 0, last = 0;
-    if (std::sscanf(steps.c_str(), "%lld-%lld", &first, &last) != 2 || first > last) {
-      std::fprintf(stderr, "gpuprobe: --steps takes FIRST-LAST, e.g. 2-5\n");
-      return 2;
-    }
+  long long first = 0, last = -1;
+  if (!steps.empty() &&
+      (std::sscanf(steps.c_str(), "%lld-%lld", &first, &last) != 2 || first > last)) {
+    std::fprintf(stderr, "gpuprobe: --steps takes FIRST-LAST, e.g. 2-5\n");
+    return 2;
+  }
+  // The steps' span of one trace, found by a first pass over it (as HTA analyses chosen
+  // iterations); each trace of a directory has its own.
+  const auto window_of = [&](const std::string& trace, report::ReportOptions* o) -> int {
+    if (steps.empty()) return 0;
     report::StepWindow window(first, last);
-    if (Status s = readers::read_trace_file(file, window); !s.ok()) return fail(s);
+    if (Status s = readers::read_trace_file(trace, window); !s.ok()) return fail(s);
     if (!window.found()) {
-      std::fprintf(stderr, "gpuprobe: %s has no ProfilerStep#%lld..#%lld\n", file.c_str(), first,
+      std::fprintf(stderr, "gpuprobe: %s has no ProfilerStep#%lld..#%lld\n", trace.c_str(), first,
                    last);
       return 1;
     }
-    options.window_begin_ns = window.begin_ns;
-    options.window_end_ns = window.end_ns;
-  }
+    o->window_begin_ns = window.begin_ns;
+    o->window_end_ns = window.end_ns;
+    return 0;
+  };
   if (std::filesystem::is_directory(file)) {
     // Several ranks: a report per trace file, side by side, stragglers flagged.
     std::vector<std::string> files;
@@ -217,7 +221,9 @@ int report_command(const std::vector<std::string>& args) {
     std::sort(files.begin(), files.end());
     std::vector<RankReport> ranks;
     for (const std::string& f : files) {
-      auto r = std::make_shared<report::TraceReport>(options);
+      report::ReportOptions rank_options = options;
+      if (int rc = window_of(f, &rank_options); rc != 0) return rc;
+      auto r = std::make_shared<report::TraceReport>(rank_options);
       if (Status s = readers::read_trace_file(f, *r); !s.ok()) return fail(s);
       ranks.push_back({f, r});
     }
@@ -233,6 +239,7 @@ int report_command(const std::vector<std::string>& args) {
     }
     return 0;
   }
+  if (int rc = window_of(file, &options); rc != 0) return rc;
   report::TraceReport sink(options);
   const Status s = readers::read_trace_file(file, sink);
   if (!s.ok()) return fail(s);

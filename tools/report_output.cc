@@ -61,6 +61,13 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
                  static_cast<unsigned long long>(r.dropped),
                  static_cast<unsigned long long>(r.gpu_dropped));
   std::fprintf(o, "\nverdict: %s\n", r.verdict.c_str());
+  // A frame that silently ran eagerly looks like a compile that worked: say so first.
+  if (!r.compile.fallbacks.empty()) {
+    std::fprintf(o,
+                 "EAGER FALLBACK: %zu torch.compile frame%s failed to compile and ran eagerly:\n",
+                 r.compile.fallbacks.size(), r.compile.fallbacks.size() == 1 ? "" : "s");
+    for (const std::string& f : r.compile.fallbacks) std::fprintf(o, "  %s\n", f.c_str());
+  }
 
   name_table(o, "GPU kernels", r.kernels, r.gpu_kernel_ns, false, opt);
   name_table(o, "ranges", r.ranges, r.gpu_kernel_ns, true, opt);
@@ -144,7 +151,8 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
                    l.p90_ms, l.p99_ms, l.p999_ms, l.max_ms);
     }
   }
-  if (r.compile.compiles > 0 || !r.compile.recompiles.empty() || !r.compile.graph_breaks.empty()) {
+  if (r.compile.compiles > 0 || !r.compile.recompiles.empty() || !r.compile.graph_breaks.empty() ||
+      !r.compile.fallbacks.empty() || !r.compile.limit_hits.empty()) {
     const report::ReportResult::Compile& c = r.compile;
     std::fprintf(
         o, "\ntorch.compile: %llu compiles, T_compile %.3f ms (%.1f%% of the trace)",
@@ -158,9 +166,11 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
     if (c.runs > 0) {
       std::fprintf(
           o,
-          "  compiled code ran m = %llu times: T_execute %.3f ms, p = %.1f%% of the time "
-          "outside compiles\n  amortised compile cost B = T_compile / m = %.3f ms per run\n",
-          static_cast<unsigned long long>(c.runs), ms(c.run_ns), 100 * c.share, c.amortised_ms);
+          "  compiled code ran m = %llu times: T_execute %.3f ms, p = T_execute / (trace - "
+          "T_compile) = %.3f / %.3f ms = %.1f%%\n  amortised compile cost B = T_compile / m = "
+          "%.3f ms per run\n",
+          static_cast<unsigned long long>(c.runs), ms(c.run_ns), ms(c.run_ns), ms(c.base_ns),
+          100 * c.share, c.amortised_ms);
       if (c.amdahl_bound > 0)
         std::fprintf(o,
                      "  Amdahl: the other %.1f%% (eager code, graph breaks, data, waits) caps the "
@@ -182,7 +192,17 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
                    c.break_even_runs, static_cast<unsigned long long>(c.runs));
     std::fprintf(o, "  recompiles: %zu\n", c.recompiles.size());
     for (const std::string& reason : c.recompiles) std::fprintf(o, "    %s\n", reason.c_str());
-    std::fprintf(o, "  graph breaks: %zu distinct\n", c.graph_breaks.size());
+    if (!c.limit_hits.empty()) {
+      std::fprintf(o, "  recompile limit hit %zu times (those frames run eagerly from then on)\n",
+                   c.limit_hits.size());
+      for (const std::string& hit : c.limit_hits) std::fprintf(o, "    %s\n", hit.c_str());
+    }
+    if (!c.fallbacks.empty())
+      std::fprintf(o, "  eager fallbacks: %zu (listed under the verdict)\n", c.fallbacks.size());
+    std::uint64_t breaks = 0;
+    for (const auto& [reason, n] : c.graph_breaks) breaks += n;
+    std::fprintf(o, "  graph breaks: %llu, %zu distinct\n", static_cast<unsigned long long>(breaks),
+                 c.graph_breaks.size());
     for (const auto& [reason, n] : c.graph_breaks)
       std::fprintf(o, "    %llux %s\n", static_cast<unsigned long long>(n), reason.c_str());
   }
@@ -319,6 +339,8 @@ std::string report_json(const report::ReportResult& r) {
                   {"compile_ms", ms(r.compile.compile_ns)},
                   {"steps", r.compile.steps},
                   {"recompiles", r.compile.recompiles},
+                  {"eager_fallbacks", r.compile.fallbacks},
+                  {"recompile_limit_hits", r.compile.limit_hits},
                   {"graph_breaks", r.compile.graph_breaks}};
   const auto known = [](double v) { return v >= 0 ? json(v) : json(nullptr); };
   j["compile"]["cache_hits"] = known(r.compile.cache_hits);
@@ -331,6 +353,7 @@ std::string report_json(const report::ReportResult& r) {
   j["compile"]["speedup"] = known(r.compile.speedup);
   j["compile"]["runs"] = r.compile.runs;
   j["compile"]["execute_ms"] = ms(r.compile.run_ns);
+  j["compile"]["outside_compiles_ms"] = ms(r.compile.base_ns);  // the compiled share's denominator
   j["compile"]["amortised_ms"] = known(r.compile.amortised_ms);
   j["compile"]["compiled_share"] = known(r.compile.share);
   j["compile"]["amdahl_bound"] = known(r.compile.amdahl_bound);

@@ -154,6 +154,18 @@ void step() noexcept;
 /// The same, numbering the step that just ended `number`; later steps count on from there.
 void step(std::uint32_t number) noexcept;
 
+/// Records, on the calling thread, a range that already happened between two CLOCK_REALTIME
+/// times in nanoseconds (`time.time_ns()` in Python): for events another library timed and
+/// reported afterwards, such as a compile whose true span is known only from its metrics. Not
+/// for hot paths: it takes a clock sample to place the times. Ignored when `end_wall_ns` is
+/// before `begin_wall_ns` or either is later than now.
+void range_at(std::string_view name, Category category, std::int64_t begin_wall_ns,
+              std::int64_t end_wall_ns) noexcept;
+
+/// Records, on the calling thread, an instant that already happened at a CLOCK_REALTIME time in
+/// nanoseconds; the same rules as range_at().
+void instant_at(std::string_view name, Category category, std::int64_t wall_ns) noexcept;
+
 /// Names the calling thread in every output ("thread 1234 (name)"). The default is the name the
 /// OS knows (pthread_setname_np). Cheap to call repeatedly with the same name.
 void set_thread_name(std::string_view name) noexcept;

@@ -78,9 +78,13 @@ ClockSample take_sample(ClockSource source) noexcept {
   return best;
 }
 
-Calibration::Calibration(ClockSource source) noexcept
-    : source_(source), start_(take_sample(source)) {
+double ns_per_tick(ClockSource source) noexcept { return initial_ns_per_tick(source); }
+
+Calibration::Calibration(ClockSource source) noexcept : source_(source) {
+  // The process's first estimate of the rate sleeps 20 ms: the start comes after it, so that a
+  // session's first step and its trace do not begin with gpuprobe's own wait.
   const double rate = initial_ns_per_tick(source);
+  start_ = take_sample(source);
   time_base_ = TimeBase(start_.ticks, start_.wall_ns, rate);
 }
 

@@ -31,6 +31,10 @@ struct ClockSample {
 // tries, so a preemption between the reads does not skew it.
 ClockSample take_sample(ClockSource source) noexcept;
 
+// The process-wide estimate of nanoseconds per tick (1 for CLOCK_MONOTONIC); the first call for
+// the TSC measures it over 20 ms.
+double ns_per_tick(ClockSource source) noexcept;
+
 // The line from ticks to wall-clock nanoseconds for one session. Anchored at the start sample;
 // its slope is re-measured against CLOCK_MONOTONIC every time refresh() is called, so the longer
 // the session runs the more exact it gets.
@@ -47,7 +51,7 @@ class Calibration {
 
  private:
   ClockSource source_;
-  ClockSample start_;
+  ClockSample start_{};
   TimeBase time_base_;
 };
 

@@ -261,6 +261,52 @@ void TraceReport::add_gpu(const GpuActivity& a, std::int64_t begin, std::int64_t
   }
 }
 
+namespace {
+
+bool starts_with(const char* s, std::string_view prefix) {
+  return std::strncmp(s, prefix.data(), prefix.size()) == 0;
+}
+
+// torch.profiler's (Kineto's) name for the span of one frame's compile, which Dynamo's
+// dynamo_timed records with a record_function; its id comes in an annotation beside it.
+constexpr std::string_view kProfilerFrameCompile = "entire_frame_compile";
+constexpr std::string_view kProfilerFrameCompileData = "entire_frame_compile_data:";
+
+}  // namespace
+
+bool TraceReport::is_frame_compile(const CallSite& site) {
+  return site.category == Category::kCompile || site.name == kProfilerFrameCompile;
+}
+
+// gpuprobe.torch's marks (python/gpuprobe/torch.py): "recompile <id>: <reason>", "recompile limit
+// hit: <warning>", "eager fallback <id>: <frame>: <error>", "graph break: <cause>" (one per
+// occurrence). The limit warning shares the recompile prefix and is not a recompile.
+void TraceReport::add_compile_mark(const char* name) {
+  ReportResult::Compile& c = result_.compile;
+  if (starts_with(name, "recompile limit hit")) {
+    c.limit_hits.emplace_back(name);
+  } else if (starts_with(name, "recompile ")) {
+    c.recompiles.emplace_back(name + 10);
+  } else if (starts_with(name, "eager fallback ")) {
+    c.fallbacks.emplace_back(name + 15);
+  } else if (starts_with(name, "graph break: ")) {
+    c.graph_breaks[name + 13]++;
+  }
+}
+
+// torch.profiler's "entire_frame_compile_data: fn_name=..., compile_id=F/N": frame F's compile
+// N, a recompile when N > 0 (such a trace does not say why).
+void TraceReport::add_profiler_compile_id(const char* name) {
+  if (!starts_with(name, kProfilerFrameCompileData)) return;
+  const char* id = std::strstr(name, "compile_id=");
+  if (id == nullptr) return;
+  id += 11;
+  const char* slash = std::strchr(id, '/');
+  if (slash == nullptr || std::strtol(slash + 1, nullptr, 10) <= 0) return;
+  result_.compile.recompiles.push_back(std::string(id, std::strcspn(id, ", ")) +
+                                       ": (torch.profiler's trace does not record the reason)");
+}
+
 Status TraceReport::write(const EventBatch& batch) {
   const TimeBase& time = *batch.time;
   for (const Event& e : batch) {
@@ -292,26 +338,24 @@ Status TraceReport::write(const EventBatch& batch) {
       continue;
     }
     if (e.type == EventType::kInstant && e.site->category == Category::kCompile) {
-      // gpuprobe.torch's marks: "recompile <id>: <reason>", "graph break: <reason>".
-      const char* name = e.site->name;
-      if (std::strncmp(name, "recompile ", 10) == 0)
-        result_.compile.recompiles.emplace_back(name + 10);
-      if (std::strncmp(name, "graph break: ", 13) == 0) result_.compile.graph_breaks[name + 13]++;
+      add_compile_mark(e.site->name);
       continue;
     }
     // Ranges on the GPU timeline (Kineto's gpu_user_annotation) repeat CPU ranges.
     if (e.type != EventType::kRange || e.site->category == Category::kCuda) continue;
-    if (e.site->category == Category::kCompile) {
+    const bool compile = is_frame_compile(*e.site);
+    if (compile) {
       ++result_.compile.compiles;
       result_.compile.compile_ns += end - begin;
     }
+    add_profiler_compile_id(e.site->name);
     if (e.site->category == Category::kStep) ++result_.compile.steps;
     const char* name = e.site->category == Category::kStep ? "ProfilerStep" : e.site->name;
     NameStats& stats = stats_for(range_names_, name);
     add_range(e.thread, stats, begin, end);
     if (stats.compiled_run != 0) compiled_runs_[stats.compiled_run].add(e.thread, begin, end);
     if (e.site->category == Category::kGc) causes_[kGc].push_back({begin, end});
-    if (e.site->category == Category::kCompile) causes_[kCompile].push_back({begin, end});
+    if (compile) causes_[kCompile].push_back({begin, end});
   }
   return {};
 }

@@ -177,8 +177,10 @@ struct ReportResult {
   // torch.compile, from gpuprobe.torch's compile ranges and marks.
   struct Compile {
     std::uint64_t compiles = 0;
-    std::int64_t compile_ns = 0;                        // T_compile: time inside compiles
-    std::vector<std::string> recompiles;                // "compile id: reason"
+    std::int64_t compile_ns = 0;          // T_compile: time inside compiles
+    std::vector<std::string> recompiles;  // "compile id: reason"
+    std::vector<std::string> fallbacks;   // "compile id: frame: error", frames run eagerly
+    std::vector<std::string> limit_hits;  // Dynamo's recompile-limit warnings
     std::map<std::string, std::uint64_t> graph_breaks;  // reason -> count
     std::uint64_t steps = 0;                            // for the amortised cost per step
     // The last values of gpuprobe.torch's compile counters; negative when absent.
@@ -210,6 +212,10 @@ class TraceReport : public Sink {
 
  private:
   enum Cause { kGc, kCompile, kAllocator, kSync, kLargeCopy, kCauses };
+  // A compile range: gpuprobe.torch's (category compile) or torch.profiler's Dynamo span.
+  static bool is_frame_compile(const CallSite& site);
+  void add_compile_mark(const char* name);
+  void add_profiler_compile_id(const char* name);
   struct Interval {
     std::int64_t begin, end;
   };

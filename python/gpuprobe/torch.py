@@ -141,6 +141,7 @@ class CompileReport:
     recompiles: list  # {"compile_id", "reason"}
     cache: dict  # fxgraph / aot_autograd hits and misses
     eager_fallbacks: int  # frames Dynamo could not compile and ran eagerly
+    fallbacks: list  # {"compile_id", "frame", "error"} for each compile that failed
     recompile_limit_hits: list  # the warnings torch logged
     compile_seconds: float  # T_compile: time inside compiles
 
@@ -158,7 +159,8 @@ class _LimitHandler(logging.Handler):
         message = record.getMessage()
         if "recompile_limit" in message or "cache_size_limit" in message:
             self._watcher._limit_hits.append(message)
-            _core.instant("recompile limit hit", "compile")
+            # Not "recompile <id>: ...": the report counts those as recompiles.
+            _core.instant("recompile limit hit: " + message.splitlines()[0][:200], "compile")
 
 
 def _generated_kernel_count():
@@ -167,11 +169,80 @@ def _generated_kernel_count():
     return getattr(metrics, "generated_kernel_count", None) if metrics is not None else None
 
 
+def graph_break_summary(reason):
+    """What names a graph break's cause, on one line: the reason's title and, where torch writes
+    one (2.7+), its explanation ("Failed to trace builtin operator: Dynamo does not know how to
+    trace builtin operator `print` ..."). The title alone is often generic."""
+    lines = [line.strip() for line in str(reason).splitlines() if line.strip()]
+    if not lines:
+        return "unknown"
+    summary = lines[0]
+    for line in lines[1:]:
+        if line.startswith("Explanation:"):
+            summary += ": " + line[len("Explanation:"):].strip()
+            break
+    return summary[:400]
+
+
+def _frame_of(metric):
+    """'fn (file:line)' of the frame a compilation metric describes, or ''."""
+    name = getattr(metric, "co_name", None)
+    if not name:
+        return ""
+    return f"{name} ({getattr(metric, 'co_filename', '?')}:{getattr(metric, 'co_firstlineno', '?')})"
+
+
+def _metric_span_ns(metric):
+    """(start, end) of a compile in time.time_ns() nanoseconds, from its metrics, or None."""
+    start, end = getattr(metric, "start_time_us", None), getattr(metric, "end_time_us", None)
+    if start is not None and end is not None and end >= start:
+        return start * 1000, end * 1000
+    return None
+
+
 _watchers = []  # active CompileWatchers, which step() lets read finished compiles' metrics
 
 # Inductor's compiled-graph class and its own __call__, while a watcher has it wrapped.
 _graph_class = None
 _graph_call = None
+
+# Dynamo's MetricsContext and its own __exit__, while a watcher has it wrapped.
+_metrics_class = None
+_metrics_exit = None
+
+
+def _wrap_metrics_exit():
+    """Has every watcher read a compile's metrics the moment Dynamo records them (the outermost
+    MetricsContext exit, torch >= 2.6), so that the compile's range, its recompile reason and
+    its graph breaks are recorded at the compile, in order with the ranges around it — not at
+    the next compile or step. Returns what is unavailable, or None."""
+    global _metrics_class, _metrics_exit
+    if _metrics_class is not None:
+        return None
+    try:
+        from torch._dynamo.metrics_context import MetricsContext
+    except ImportError:
+        return "Dynamo's MetricsContext (torch < 2.6): compile marks written at the next compile or step"
+    original = MetricsContext.__exit__
+
+    def exit_(context, *args):
+        try:
+            return original(context, *args)
+        finally:
+            if getattr(context, "_level", 1) == 0:
+                for watcher in list(_watchers):
+                    watcher._collect_metrics()
+
+    MetricsContext.__exit__ = exit_
+    _metrics_class, _metrics_exit = MetricsContext, original
+    return None
+
+
+def _unwrap_metrics_exit():
+    global _metrics_class, _metrics_exit
+    if _metrics_class is not None and not _watchers:
+        _metrics_class.__exit__ = _metrics_exit
+        _metrics_class = _metrics_exit = None
 
 
 def _wrap_compiled_graph_calls():
@@ -210,10 +281,18 @@ def _unwrap_compiled_graph_calls():
 
 
 class CompileWatcher:
-    """Observes torch.compile (Dynamo) through what the installed torch offers: compile
-    start/end callbacks (a "torch.compile <id>" range per frame compile, category "compile"),
-    ``torch._dynamo.utils.counters`` (graph breaks with reasons, cache hits and misses, frames),
-    compilation metrics (durations, recompile reasons) and Dynamo's recompile-limit warning;
+    """Observes torch.compile (Dynamo) through what the installed torch offers and records, per
+    frame compile, in category "compile":
+
+    - a range "torch.compile <id>" over the compile's whole span as Dynamo's metrics give it
+      (start to end of the compile, its deferred GC included), or over the compile start/end
+      callbacks where this torch's metrics carry no span;
+    - at the compile's start: "recompile <id>: <guard that failed>", "eager fallback <id>:
+      <frame>: <exception>" when the compile failed and the frame ran eagerly, and one
+      "graph break: <cause> [in <frame>]" per graph break Dynamo counted (every occurrence);
+    - "recompile limit hit: ..." when Dynamo gives up recompiling a frame;
+    - totals as counters (cache hits and misses, graph ops, kernels generated);
+
     and each run of a compiled graph as a range (see ``_wrap_compiled_graph_calls``).
     Compilation and results are unchanged."""
 
@@ -231,11 +310,14 @@ class CompileWatcher:
         self._compile_seconds = 0.0
         # Compiles before watching (the record is process-wide and survives dynamo.reset()).
         self._seen_metrics = {self._metric_key(m) for m in self._all_metrics()}
-        self._marked_breaks = set()
+        # Graph-break occurrences already marked, per reason (Dynamo's counts when watching began).
+        self._marked_breaks = dict(self._baseline.get("graph_break", {}))
         self._kernels_baseline = _generated_kernel_count() or 0
         self._metrics = []
+        self._fallbacks = []  # {"compile_id", "frame", "error"} per compile that fell back
         self.unavailable = []  # what this torch lacks, in words
         self._callbacks = None
+        self._lock = threading.Lock()  # compiles on several threads read the metrics once each
         try:
             from torch._dynamo import callback as dynamo_callback
 
@@ -248,6 +330,11 @@ class CompileWatcher:
             self.unavailable.append("compilation metrics: no recompile reasons or durations")
         if self._counters is None:
             self.unavailable.append("dynamo counters: no graph-break reasons or cache counts")
+        # The compile's span comes from its metrics where they are read at the compile's end.
+        self._spans_from_metrics = (_wrap_metrics_exit() is None and
+                                    hasattr(dynamo_utils, "get_compilation_metrics"))
+        if not self._spans_from_metrics:
+            self.unavailable.append("compile spans from metrics: compile ranges from callbacks")
         missing = _wrap_compiled_graph_calls()
         if missing:
             self.unavailable.append(missing)
@@ -269,22 +356,25 @@ class CompileWatcher:
         return str(getattr(args[0], "compile_id", "")) if args else ""
 
     def _on_start(self, *args):
-        self._collect_metrics()  # the previous compile's record is written after its end
-        compile_id = self._compile_id(args)
+        self._collect_metrics()  # where metrics come late, the previous compile's
         stack = getattr(self._tokens, "stack", None)
         if stack is None:
             stack = self._tokens.stack = []
-        stack.append((_core._begin(f"torch.compile {compile_id}".strip(), "compile"),
-                      time.perf_counter()))
+        token = None
+        if not self._spans_from_metrics:
+            token = _core._begin(f"torch.compile {self._compile_id(args)}".strip(), "compile")
+        stack.append((token, time.perf_counter()))
 
     def _on_end(self, *args):
         stack = getattr(self._tokens, "stack", None)
         if not stack:
             return
         token, started = stack.pop()
-        _core._end(token)
-        self._compile_seconds += time.perf_counter() - started
-        self._collect_metrics()
+        if token is not None:
+            _core._end(token)
+            self._compile_seconds += time.perf_counter() - started
+            self._collect_metrics()
+        # Else the compile's metrics, recorded just after this, are read then (with its breaks).
 
     def _all_metrics(self):
         get = getattr(self._utils, "get_compilation_metrics", None)
@@ -295,23 +385,59 @@ class CompileWatcher:
         return (str(getattr(m, "compile_id", "")), getattr(m, "start_time_us", None))
 
     def _collect_metrics(self):
-        self._mark_graph_breaks()
-        new = False
-        for m in self._all_metrics():
-            key = self._metric_key(m)
-            if key in self._seen_metrics:
+        with self._lock:
+            new = []
+            for m in self._all_metrics():
+                key = self._metric_key(m)
+                if key not in self._seen_metrics:
+                    self._seen_metrics.add(key)
+                    new.append(m)
+            for m in new:
+                self._record_compile(m)
+            # Breaks counted since the last look were traced by the newest compile.
+            last = new[-1] if new else None
+            self._mark_graph_breaks(_frame_of(last) if last is not None else "",
+                                    (_metric_span_ns(last) or (None,))[0] if last is not None else None)
+            if new:
+                # Totals since watching, as counters the report reads back from the trace: cache
+                # hit rate, and FX-graph ops per generated kernel (K).
+                for name, value in self._totals().items():
+                    _core.counter(name, value, "compile")
+
+    def _record_compile(self, m):
+        self._metrics.append(m)
+        compile_id = str(getattr(m, "compile_id", ""))
+        span = _metric_span_ns(m)
+        if self._spans_from_metrics and span is not None:
+            _core._range_at(f"torch.compile {compile_id}".strip(), "compile", span[0], span[1])
+            self._compile_seconds += (span[1] - span[0]) / 1e9
+        at = span[0] if span is not None else time.time_ns()
+        reason = getattr(m, "recompile_reason", None)
+        if reason:
+            _core._instant_at(f"recompile {compile_id}: {reason}"[:400], "compile", at)
+        fail_type = getattr(m, "fail_type", None)
+        if fail_type:
+            error = f"{fail_type}: {getattr(m, 'fail_reason', '') or ''}".strip()
+            error = " ".join(error.split())[:300]
+            self._fallbacks.append({"compile_id": compile_id, "frame": _frame_of(m), "error": error})
+            _core._instant_at(f"eager fallback {compile_id}: {_frame_of(m) or '?'}: {error}",
+                              "compile", at)
+
+    def _mark_graph_breaks(self, frame, at_ns):
+        # One mark per occurrence Dynamo counted (its counter per reason), at the compile that
+        # traced it, with the cause and the frame.
+        if self._counters is None:
+            return
+        where = f" [in {frame}]" if frame else ""
+        at = at_ns if at_ns is not None else time.time_ns()
+        for reason, count in list(self._counters.get("graph_break", {}).items()):
+            new = count - self._marked_breaks.get(reason, 0)
+            if new <= 0:
                 continue
-            self._seen_metrics.add(key)
-            self._metrics.append(m)
-            new = True
-            reason = getattr(m, "recompile_reason", None)
-            if reason:
-                _core.instant(f"recompile {key[0]}: {reason}"[:200], "compile")
-        if new:
-            # Totals since watching, as counters the report reads back from the trace: cache
-            # hit rate, and FX-graph ops per generated kernel (K).
-            for name, value in self._totals().items():
-                _core.counter(name, value, "compile")
+            self._marked_breaks[reason] = count
+            name = "graph break: " + graph_break_summary(reason) + where
+            for _ in range(min(new, 10000)):
+                _core._instant_at(name, "compile", at)
 
     def _delta(self, group, now):
         before = self._baseline.get(group, {})
@@ -330,16 +456,6 @@ class CompileWatcher:
         if kernels is not None:
             totals["compile kernels generated"] = kernels - self._kernels_baseline
         return totals
-
-    def _mark_graph_breaks(self):
-        # Each graph-break reason once in the trace, when first seen (counters only say how
-        # many; their first line says what).
-        if self._counters is None:
-            return
-        for reason in list(self._counters.get("graph_break", {})):
-            if reason not in self._marked_breaks and reason not in self._baseline.get("graph_break", {}):
-                self._marked_breaks.add(reason)
-                _core.instant("graph break: " + reason.splitlines()[0][:200], "compile")
 
     def report(self):
         """The compile report so far (since watch_compile()). Compiles whose metrics arrived
@@ -376,6 +492,7 @@ class CompileWatcher:
             recompiles=recompiles,
             cache=cache,
             eager_fallbacks=max(frames.get("total", 0) - frames.get("ok", 0), 0),
+            fallbacks=list(self._fallbacks),
             recompile_limit_hits=list(self._limit_hits),
             compile_seconds=self._compile_seconds,
         )
@@ -396,6 +513,7 @@ class CompileWatcher:
         if self in _watchers:
             _watchers.remove(self)
         _unwrap_compiled_graph_calls()
+        _unwrap_metrics_exit()
 
 
 def watch_compile():

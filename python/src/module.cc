@@ -322,6 +322,19 @@ PYBIND11_MODULE(_core, m) {
         }
       },
       py::arg("number") = py::none());
+  m.def(
+      "_range_at",
+      [](const std::string& name, const std::string& category, std::int64_t begin_ns,
+         std::int64_t end_ns) { range_at(name, category_or_raise(category), begin_ns, end_ns); },
+      py::arg("name"), py::arg("category"), py::arg("begin_ns"), py::arg("end_ns"),
+      "Records a range that already happened, between two time.time_ns() values.");
+  m.def(
+      "_instant_at",
+      [](const std::string& name, const std::string& category, std::int64_t ns) {
+        instant_at(name, category_or_raise(category), ns);
+      },
+      py::arg("name"), py::arg("category"), py::arg("ns"),
+      "Records an instant that already happened, at a time.time_ns() value.");
   m.def("set_thread_name", [](const std::string& name) { set_thread_name(name); });
   m.def("set_category_enabled", [](const std::string& category, bool enabled) {
     set_category_enabled(category_or_raise(category), enabled);

@@ -2,6 +2,7 @@
 decorator), instants, counters, steps, GC pauses, the GPUPROBE variable, the profiling schedule —
 with Python and C++ events in the same rings and files."""
 import gc
+import json
 import os
 import subprocess
 import sys
@@ -80,6 +81,18 @@ def test_threads_record_their_own_ranges(tmp_path):
         stats = s.stats()
     assert len(named(load_events(path), "job")) == 400
     assert stats["dropped"] == 0
+
+
+def test_stats_have_every_gpu_field_the_trace_has(tmp_path):
+    # One definition per figure: Session.stats() says what the trace's "gpuprobe" block says,
+    # and "dropped" alone is the records lost (never plus the refused buffer requests).
+    path = tmp_path / "t.json"
+    with gpuprobe.Session(f"chrome={path}") as s:
+        stats = s.stats()
+    with open(path) as f:
+        block = json.load(f)["gpuprobe"]["gpu"]
+    assert set(stats["gpu"]) == set(block)
+    assert stats["gpu"]["dropped"] == block["dropped"]
 
 
 def test_gc_pauses_are_ranges_with_counts(tmp_path):

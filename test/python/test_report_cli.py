@@ -33,6 +33,16 @@ def test_ranks_and_stragglers(tmp_path):
     assert ranks[2]["mean_step_ms"] == approx(0.9) and ranks[0]["mean_step_ms"] == approx(0.6)
 
 
+def test_steps_window_applies_to_each_trace_of_a_directory(tmp_path):
+    # The window is found per trace, after the command knows it was given a directory.
+    for rank in range(3):
+        synthetic(tmp_path / f"rank{rank}.json", rank, 45 if rank == 2 else 30)
+    ranks = cli_json("report", tmp_path, "--steps", "1-2")["ranks"]
+    assert [r["steps"] for r in ranks] == [2, 2, 2]
+    assert [r["straggler"] for r in ranks] == [False, False, True]
+    assert ranks[2]["duration_ms"] == approx(1.8) and ranks[0]["duration_ms"] == approx(1.2)
+
+
 def test_diff_names_what_changed(tmp_path):
     synthetic(tmp_path / "a.json", 0, 30)
     synthetic(tmp_path / "b.json", 0, 45)
