@@ -7,6 +7,8 @@ scripts/install_deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build --target range_bench >/dev/null
 out=build/bench.json
-build/bench/range_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+# Repetitions interleaved at random across cases, so that no case always runs after another.
+build/bench/range_bench --benchmark_repetitions=6 --benchmark_enable_random_interleaving=true \
+  --benchmark_report_aggregates_only=true \
   --benchmark_out="$out" --benchmark_out_format=json "$@"
 python3 bench/summarize.py "$out"

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -20,14 +21,20 @@ std::mutex g_mu;
 std::vector<std::uint8_t*> g_free;
 std::atomic<std::uint64_t> g_kernels{0};
 bool g_runtime = false;
+bool g_malloc = false;
 std::atomic<bool> g_flushing{false};
 std::thread g_flusher;
 
 uint64_t CUPTIAPI tsc() { return __builtin_ia32_rdtsc(); }
 
 void CUPTIAPI requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  std::lock_guard<std::mutex> lock(g_mu);
   *max_records = 0;
+  if (g_malloc) {
+    *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+    *size = *buffer != nullptr ? kBufferBytes : 0;
+    return;
+  }
+  std::lock_guard<std::mutex> lock(g_mu);
   *buffer = g_free.empty() ? nullptr : g_free.back();
   if (*buffer != nullptr) g_free.pop_back();
   *size = *buffer != nullptr ? kBufferBytes : 0;
@@ -40,6 +47,10 @@ void CUPTIAPI completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t val
     kernels += record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   }
   g_kernels += kernels;
+  if (g_malloc) {
+    std::free(buffer);
+    return;
+  }
   std::lock_guard<std::mutex> lock(g_mu);
   g_free.push_back(buffer);
 }
@@ -64,6 +75,7 @@ bool start(const Options& options) {
   }
   g_kernels = 0;
   g_runtime = options.runtime;
+  g_malloc = options.malloc_buffers;
   if (options.tsc_timestamps &&
       !ok(cuptiActivityRegisterTimestampCallback(&tsc), "timestamp callback")) {
     return false;

@@ -1,21 +1,24 @@
 """Cost of `with gpuprobe.range("x"):` from Python, against an empty Python context manager
 measured in the same run (and, where torch is installed, torch.profiler.record_function and
-torch.cuda.nvtx.range_push/pop). Median of repeats, nanoseconds per use.
+torch.cuda.nvtx.range_push/pop). The cases are interleaved and repeated (bench/python/
+interleaved.py): medians and ranges over rounds, and each case's ratio to the empty context
+manager taken within each round.
 
-    python bench/python/range_bench.py [--json OUT]
+    python bench/python/range_bench.py [--rounds N] [--json OUT]
 """
 import argparse
 import contextlib
 import json
 import os
-import statistics
+import sys
 import tempfile
-import timeit
 
-import gpuprobe
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-N = 200_000
-REPEATS = 7
+import gpuprobe  # noqa: E402
+from interleaved import measure, print_rows, summarize  # noqa: E402
+
+BASELINE = "empty Python context manager"
 
 
 class EmptyContext:
@@ -26,47 +29,54 @@ class EmptyContext:
         return False
 
 
-def per_use_ns(stmt, setup_globals):
-    times = timeit.repeat(stmt, globals=setup_globals, number=N, repeat=REPEATS)
-    return statistics.median(times) / N * 1e9
-
-
 def main():
     parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--number", type=int, default=100_000)
     parser.add_argument("--json")
     args = parser.parse_args()
-    g = {"gpuprobe": gpuprobe, "EmptyContext": EmptyContext, "nullcontext": contextlib.nullcontext}
-    results = {}
-    results["empty loop body (pass)"] = per_use_ns("pass", g)
-    results["empty Python context manager"] = per_use_ns("with EmptyContext(): pass", g)
-    results["contextlib.nullcontext()"] = per_use_ns("with nullcontext(): pass", g)
-    results["gpuprobe.range, no session"] = per_use_ns('with gpuprobe.range("x"): pass', g)
-    with tempfile.TemporaryDirectory() as tmp:
-        # A ring large enough that no iteration drops, flushed between repeats by the collector.
+    g = {"gpuprobe": gpuprobe, "EmptyContext": EmptyContext, "nullcontext": contextlib.nullcontext,
+         "r": gpuprobe.range("y")}
+    tmp = tempfile.mkdtemp()
+    dropped = []
+
+    @contextlib.contextmanager
+    def recording():
+        # A ring large enough that no use drops; a session per measurement, opened untimed.
         with gpuprobe.Session(f"perfetto={os.path.join(tmp, 't.pftrace')},ring=4194304") as s:
-            results["gpuprobe.range, recording"] = per_use_ns('with gpuprobe.range("x"): pass', g)
-            r = gpuprobe.range("y")
-            g["r"] = r
-            results["gpuprobe.range object reused, recording"] = per_use_ns("with r: pass", g)
-            dropped = s.stats()["dropped"]
+            yield
+            dropped.append(s.stats()["dropped"])
+
+    cases = {
+        "empty loop body (pass)": ("pass", g, None),
+        BASELINE: ("with EmptyContext(): pass", g, None),
+        "contextlib.nullcontext()": ("with nullcontext(): pass", g, None),
+        "gpuprobe.range, no session": ('with gpuprobe.range("x"): pass', g, None),
+        "gpuprobe.range, recording": ('with gpuprobe.range("x"): pass', g, recording),
+        "gpuprobe.range object reused, recording": ("with r: pass", g, recording),
+    }
     try:
         import torch
 
         g["torch"] = torch
-        results["torch.profiler.record_function, no profiler"] = per_use_ns(
-            'with torch.profiler.record_function("x"): pass', g)
+        cases["torch.profiler.record_function, no profiler"] = (
+            'with torch.profiler.record_function("x"): pass', g, None)
         if torch.cuda.is_available():
-            results["torch.cuda.nvtx.range_push/pop"] = per_use_ns(
-                'torch.cuda.nvtx.range_push("x"); torch.cuda.nvtx.range_pop()', g)
+            cases["torch.cuda.nvtx.range_push/pop"] = (
+                'torch.cuda.nvtx.range_push("x"); torch.cuda.nvtx.range_pop()', g, None)
     except ImportError:
         pass
-    base = results["empty Python context manager"]
-    for name, ns in results.items():
-        print(f"{name:48s} {ns:9.1f} ns   {ns / base:5.2f}x empty context manager")
-    print(f"events dropped while recording: {dropped}")
+    samples = measure(cases, rounds=args.rounds, number=args.number)
+    rows = summarize(samples, BASELINE)
+    print(f"{args.rounds} rounds x {args.number} uses, interleaved (order reversed every other round)")
+    print_rows(rows, BASELINE)
+    print(f"events dropped while recording: {sum(dropped)}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"ns_per_use": results, "dropped": dropped}, f, indent=1)
+            json.dump({"rounds": args.rounds, "samples_ns": samples,
+                       "rows": [dict(zip(("name", "median_ns", "min_ns", "max_ns", "ratio",
+                                          "ratio_min", "ratio_max"), r)) for r in rows],
+                       "dropped": sum(dropped)}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -50,12 +50,15 @@ if [ "$part" = all ]; then
   echo "== GPU test output"
   GPUPROBE_GPU_TEST_TRACE="$out/gpu_test_trace.json" build-gpu/test/gpu/cupti_gpu_test 2>&1 | tee "$out/cupti_gpu_test.log" | tail -15
 
+  build-gpu/test/gpu/cupti_threads_test 2>&1 | tee "$out/cupti_threads_test.log" | tail -4
+
   echo "== demo"
   build-gpu/examples/demo "$out/demo_trace.json" 2>&1 | tee "$out/demo.txt" | tail -30
 
   echo "== benchmarks"
   if [ -x build-gpu/bench/range_bench ]; then
-    build-gpu/bench/range_bench --benchmark_min_time=0.2 --benchmark_repetitions=3 \
+    build-gpu/bench/range_bench --benchmark_min_time=0.2 --benchmark_repetitions=4 \
+      --benchmark_enable_random_interleaving=true \
       --benchmark_report_aggregates_only=true --benchmark_out="$out/bench.json" \
       --benchmark_out_format=json >/dev/null 2>&1
     python3 bench/summarize.py "$out/bench.json" | tee "$out/bench.txt"
@@ -84,7 +87,7 @@ python3 -m pip install -q --no-index --find-links .deps/wheels --target "$deps" 
 PYTHONPATH="$deps" python3 -m pip install -q --no-index --no-build-isolation --target "$pkg" . 2>&1 | tail -5
 PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu python3 -m pytest -q -rs -p no:logging \
   -p no:cacheprovider test/python/test_torch_cuda.py test/python/test_python_api.py \
-  test/python/test_torch_integration.py 2>&1 | tee "$out/pytest.log" | tail -15
+  test/python/test_torch_integration.py test/python/test_compile_accounting.py 2>&1 | tee "$out/pytest.log" | tail -15
 PYTHONPATH="$pkg" python3 bench/python/range_bench.py --json "$out/python_bench.json" 2>&1 |
   tee "$out/python_bench.txt"
 
@@ -104,6 +107,7 @@ echo "== summary"
 printf '%-28s %s\n' "ctest" "$(grep -E 'tests passed' "$out/ctest.log" | tail -1)"
 printf '%-28s %s\n' "cupti_gpu_test" "$(tail -1 "$out/cupti_gpu_test.log")"
 printf '%-28s %s\n' "gpu stats" "$(grep 'gpu status' "$out/cupti_gpu_test.log")"
+printf '%-28s %s\n' "16 threads, defaults" "$(grep 'threads test' "$out/cupti_threads_test.log") / $(tail -1 "$out/cupti_threads_test.log")"
 printf '%-28s %s\n' "coexistence test" "$(grep -E 'cupti_coexistence_test' "$out/ctest.log" | tail -1)"
 printf '%-28s %s\n' "demo" "$(grep '^GPU:' "$out/demo.txt")"
 printf '%-28s %s\n' "launch cost ratios" "$(grep 'raw CUPTI added' "$out/launch_bench.txt" 2>/dev/null)"
@@ -114,3 +118,4 @@ printf '%-28s %s\n' "python tests" "$(tail -1 "$out/pytest.log" 2>/dev/null)"
 printf '%-28s %s\n' "ranks (gpuprobe recorder)" "$(grep -E 'straggler:' "$out/ranks_gpuprobe.txt" 2>/dev/null)"
 printf '%-28s %s\n' "ranks (torch.profiler)" "$(grep -E 'straggler:' "$out/ranks_torch.txt" 2>/dev/null)"
 printf '%-28s %s\n' "python range (recording)" "$(grep 'gpuprobe.range, recording' "$out/python_bench.txt" 2>/dev/null)"
+printf '%-28s %s\n' "python empty ctx manager" "$(grep 'empty Python context manager' "$out/python_bench.txt" 2>/dev/null)"

@@ -1,0 +1,44 @@
+"""Measures several cases interleaved and repeated, so that neither the order of the cases nor
+the machine's drift during a run biases a ratio between them: every round runs each case once,
+in the opposite order every other round, and a ratio is taken within each round before the
+median is taken across rounds.
+
+A case is (statement, globals, context): `context` is a callable returning a context manager
+entered around that case's measurement only (a recording session, say), or None.
+"""
+import contextlib
+import statistics
+import timeit
+
+
+def per_use_ns(stmt, g, number):
+    return timeit.timeit(stmt, globals=g, number=number) / number * 1e9
+
+
+def measure(cases, rounds=10, number=100_000):
+    """{name: [ns per use, one per round]} for `cases`, a dict name -> (stmt, globals, context)."""
+    names = list(cases)
+    samples = {name: [] for name in names}
+    for r in range(rounds):
+        for name in (names if r % 2 == 0 else reversed(names)):
+            stmt, g, context = cases[name]
+            with (context() if context is not None else contextlib.nullcontext()):
+                samples[name].append(per_use_ns(stmt, g, number))
+    return samples
+
+
+def summarize(samples, baseline):
+    """Rows (name, median ns, min, max, median ratio to `baseline` within rounds, ratio min, max)."""
+    rows = []
+    for name, values in samples.items():
+        ratios = [v / b for v, b in zip(values, samples[baseline])]
+        rows.append((name, statistics.median(values), min(values), max(values),
+                     statistics.median(ratios), min(ratios), max(ratios)))
+    return rows
+
+
+def print_rows(rows, baseline, file=None):
+    print(f"{'case':48s} {'median ns':>9s} {'range':>17s} {'x ' + baseline[:24]:>28s}", file=file)
+    for name, med, lo, hi, ratio, rlo, rhi in rows:
+        print(f"{name:48s} {med:9.1f} {lo:8.1f}..{hi:<8.1f} {ratio:8.2f} ({rlo:.2f}..{rhi:.2f})",
+              file=file)
