@@ -29,7 +29,7 @@ void update_enabled_categories(std::uint32_t set, std::uint32_t clear) noexcept;
 
 // What a running session publishes through the gate besides the categories.
 struct GateSettings {
-  std::uint32_t epoch;  // 1..65535
+  std::uint32_t epoch;  // 1..detail::kMaxEpoch
   bool nvtx;
   bool tsc;
 };
@@ -38,5 +38,8 @@ struct GateSettings {
 // describes. Closing sets it to zero, so that nothing records.
 void open_gate(const GateSettings& settings) noexcept;
 void close_gate() noexcept;
+
+// Tests: the next session takes the epoch after `epoch` (to reach the wrap without 2^30 sessions).
+void set_last_epoch_for_testing(std::uint32_t epoch) noexcept;
 
 }  // namespace gpuprobe::core

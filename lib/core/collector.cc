@@ -98,7 +98,7 @@ void Collector::drain(bool final) {
   for (ThreadState* ring : rings_) {
     // Read before draining: once released, everything the owner wrote is already published.
     const bool released = ring->released.load(std::memory_order_acquire);
-    if (ring->epoch != options_.epoch) {
+    if (ring->epoch.load(std::memory_order_relaxed) != options_.epoch) {
       ring->ring.discard();  // left over from a session that has ended
     } else {
       // The row exists before any of its events reaches a sink.

@@ -28,8 +28,8 @@ namespace {
 // Only one session records at a time: rings, the gate and the name table are process-wide.
 std::atomic<bool> g_session_active{false};
 
-// The epoch of the last session, 1..65535 (0 means "no session" in ring bookkeeping). Written
-// only by the session that holds g_session_active.
+// The epoch of the last session, 1..detail::kMaxEpoch (0 means "no session" in ring
+// bookkeeping). Written only by the session that holds g_session_active.
 std::uint32_t g_last_epoch = 0;
 
 std::string process_name() {
@@ -172,7 +172,7 @@ class SessionCore {
       return;
     }
 
-    g_last_epoch = g_last_epoch % 0xFFFFu + 1;
+    g_last_epoch = g_last_epoch % detail::kMaxEpoch + 1;
     core::ThreadRegistry::get().begin_session(g_last_epoch, config.ring_capacity);
     core::NameTable::get().set_limit(config.max_names);
     core::NameTable::get().reset_overflowed();
@@ -215,6 +215,10 @@ class SessionCore {
 };
 
 }  // namespace detail
+
+namespace core {
+void set_last_epoch_for_testing(std::uint32_t epoch) noexcept { detail::g_last_epoch = epoch; }
+}  // namespace core
 
 Session::Session(std::string_view config) : Session(config, {}) {}
 

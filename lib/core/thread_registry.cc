@@ -56,6 +56,12 @@ ThreadRegistry& ThreadRegistry::get() {
 
 void ThreadRegistry::begin_session(std::uint32_t epoch, std::uint64_t capacity) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (epoch <= last_epoch_) {
+    // Epochs wrapped: a ring still held by a thread idle since the session that had this epoch
+    // before would look current to that thread. Clearing it makes the thread take a new ring.
+    for (ThreadState* ring : live_) ring->epoch.store(0, std::memory_order_relaxed);
+  }
+  last_epoch_ = epoch;
   epoch_ = epoch;
   capacity_ = capacity;
   next_index_ = 0;
@@ -90,7 +96,7 @@ ThreadState* ThreadRegistry::acquire(std::uint32_t epoch) noexcept {
       ++allocated_;
     }
     ring->ring.reset(ring->slots.get(), capacity_);
-    ring->epoch = epoch;
+    ring->epoch.store(epoch, std::memory_order_relaxed);
     ring->depth.store(0, std::memory_order_relaxed);
     ring->released.store(false, std::memory_order_relaxed);
     ring->index = next_index_++;

@@ -38,7 +38,8 @@ class ThreadRegistry {
   static ThreadRegistry& get();
 
   // A session starts: rings are handed out for `epoch`, `capacity` records each, and thread
-  // indices restart at 0. Rings of another capacity waiting for reuse are freed.
+  // indices restart at 0. Rings of another capacity waiting for reuse are freed. An epoch not
+  // above the last one (they wrapped) invalidates every ring still held.
   void begin_session(std::uint32_t epoch, std::uint64_t capacity);
   // No session: acquire() returns nullptr until the next begin_session().
   void end_session();
@@ -68,6 +69,7 @@ class ThreadRegistry {
   std::vector<std::unique_ptr<ThreadState>> free_;
   std::size_t allocated_ = 0;
   std::uint32_t epoch_ = 0;
+  std::uint32_t last_epoch_ = 0;  // of the last begin_session(), to notice a wrap
   std::uint64_t capacity_ = 0;
   std::uint32_t next_index_ = 0;
 };

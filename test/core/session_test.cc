@@ -1,10 +1,15 @@
 #include "gpuprobe/session.hpp"
 
+#include <unistd.h>
+
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "core/categories.h"
 #include "core/thread_registry.h"
 #include "gpuprobe/gpuprobe.hpp"
 #include "support/capture_sink.h"
@@ -14,6 +19,79 @@ namespace gpuprobe {
 namespace {
 
 using testing::CaptureSink;
+
+// After 2^30 - 1 sessions the epochs start again. A thread idle since the session that last had
+// an epoch still holds that session's ring; it must get a ring of its own, not write into the
+// stale one (which lost its ranges uncounted and showed two threads as one).
+TEST_CASE("a thread idle since an earlier session with the same epoch records into its own ring") {
+  std::mutex mu;
+  std::condition_variable cv;
+  int phase = 0;  // 0: record once; 1: record again; 2: done
+  const auto wait_for = [&](int p) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return phase >= p; });
+  };
+  const auto advance = [&](int p) {
+    std::lock_guard<std::mutex> lock(mu);
+    phase = p;
+    cv.notify_all();
+  };
+  std::int64_t idle_tid = 0;
+  std::mutex recorded_mu;
+  bool recorded_first = false;
+  std::condition_variable recorded_cv;
+
+  core::set_last_epoch_for_testing(detail::kMaxEpoch - 1);  // the next session: the last epoch
+  auto first = std::make_shared<CaptureSink>();
+  Session a("", {first});
+  REQUIRE(a.ok());
+  std::thread idle([&] {
+    idle_tid = static_cast<std::int64_t>(gettid());
+    { GPUPROBE_RANGE("idle thread, first session"); }
+    {
+      std::lock_guard<std::mutex> lock(recorded_mu);
+      recorded_first = true;
+      recorded_cv.notify_all();
+    }
+    wait_for(1);
+    for (int i = 0; i < 1000; ++i) {
+      GPUPROBE_RANGE("idle thread, after the wrap");
+    }
+    advance(2);
+  });
+  {
+    std::unique_lock<std::mutex> lock(recorded_mu);
+    recorded_cv.wait(lock, [&] { return recorded_first; });
+  }
+  REQUIRE(a.stop().ok());
+  REQUIRE(first->named("idle thread, first session").size() == 1);
+
+  // The epochs wrap around to the one session `a` had.
+  core::set_last_epoch_for_testing(detail::kMaxEpoch - 1);
+  auto second = std::make_shared<CaptureSink>();
+  Session b("", {second});
+  REQUIRE(b.ok());
+  for (int i = 0; i < 1000; ++i) {
+    GPUPROBE_RANGE("main thread, after the wrap");
+  }
+  advance(1);
+  wait_for(2);
+  idle.join();
+  REQUIRE(b.stop().ok());
+  const auto idle_ranges = second->named("idle thread, after the wrap");
+  const auto main_ranges = second->named("main thread, after the wrap");
+  CHECK(idle_ranges.size() == 1000);
+  CHECK(main_ranges.size() == 1000);
+  for (const auto& e : idle_ranges) CHECK(e.os_tid == idle_tid);
+  for (const auto& e : main_ranges) CHECK(e.os_tid == static_cast<std::int64_t>(gettid()));
+  const Stats stats = second->final_stats();
+  CHECK(stats.dropped == 0);
+  std::uint64_t written = 0;
+  for (const ThreadInfo& t : stats.threads) written += t.written;
+  CHECK(written == 2000);
+  CHECK(second->named("idle thread, first session").empty());
+  core::set_last_epoch_for_testing(0);
+}
 
 TEST_CASE("A session records ranges, instants and counters with their sites") {
   auto sink = std::make_shared<CaptureSink>();

@@ -118,7 +118,9 @@ class FixedRing {
 /// What the hot path needs of a thread's ring: the ring and the session epoch it was handed out
 /// for. The library extends it with bookkeeping the hot path never touches.
 struct alignas(64) ThreadRing {
-  std::uint32_t epoch = 0;
+  /// Atomic (relaxed: one plain load on the hot path) because the registry clears it on another
+  /// thread when epochs wrap.
+  std::atomic<std::uint32_t> epoch{0};
   /// Ranges open on the owning thread. Written only by the owner, after a closing range's record
   /// is published (release); the collector reads it (acquire) to know that a thread with none
   /// open has nothing more to say about times before the read.

@@ -33,10 +33,15 @@ namespace gpuprobe::detail {
 ///   bits 0..31   one bit per Category that is enabled
 ///   bit  32      emit NVTX ranges too
 ///   bit  33      timestamps come from the TSC (otherwise CLOCK_MONOTONIC)
-///   bits 48..63  the session epoch, so a thread notices that its ring belongs to an old session
+///   bits 34..63  the session epoch (30 bits), so a thread notices that its ring belongs to an old
+///                session
 inline constexpr std::uint64_t kNvtxBit = std::uint64_t{1} << 32;
 inline constexpr std::uint64_t kTscBit = std::uint64_t{1} << 33;
-inline constexpr int kEpochShift = 48;
+inline constexpr int kEpochShift = 34;
+/// The largest epoch; after it they start again at 1, and the registry then invalidates every
+/// ring still held, so that a thread idle since an earlier session with the same epoch cannot
+/// write into its stale ring.
+inline constexpr std::uint32_t kMaxEpoch = (std::uint32_t{1} << 30) - 1;
 
 /// The gate itself. Written only when a session starts or stops or categories change.
 extern std::atomic<std::uint64_t> g_gate;
@@ -94,7 +99,9 @@ ThreadRing* acquire_ring(std::uint64_t gate) noexcept;
 /// that session is over or no ring could be had.
 GPUPROBE_ALWAYS_INLINE ThreadRing* ring_for(std::uint64_t gate) noexcept {
   ThreadRing* tr = t_ring;
-  if (GPUPROBE_UNLIKELY(tr == nullptr || tr->epoch != epoch_of(gate))) tr = acquire_ring(gate);
+  if (GPUPROBE_UNLIKELY(tr == nullptr ||
+                        tr->epoch.load(std::memory_order_relaxed) != epoch_of(gate)))
+    tr = acquire_ring(gate);
   return tr;
 }
 
