@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -347,4 +348,15 @@ int main_impl(int argc, char** argv) {
 }  // namespace
 }  // namespace gpuprobe::tools
 
-int main(int argc, char** argv) { return gpuprobe::tools::main_impl(argc, argv); }
+// Whatever a command meets — a file that needs more memory than the process may have, a bug —
+// ends as one line and exit status 1, never an abort.
+int main(int argc, char** argv) {
+  try {
+    return gpuprobe::tools::main_impl(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "gpuprobe: out of memory\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpuprobe: internal error: %s\n", e.what());
+  }
+  return 1;
+}

@@ -92,7 +92,8 @@ std::string diff_json(const report::ReportResult& a, const report::ReportResult&
                     {"total_b_ms", r.total_b_ms},
                     {"delta_ms", r.delta_ms()}});
   }
-  return nlohmann::json{{"schema", "gpuprobe.diff/1"}, {"rows", rows}}.dump(1);
+  return nlohmann::json{{"schema", "gpuprobe.diff/1"}, {"rows", rows}}.dump(
+      1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::vector<RankRow> rank_rows(const std::vector<RankReport>& ranks, double ratio) {
@@ -186,7 +187,8 @@ std::string ranks_json(const std::vector<RankRow>& rows) {
                  {"straggler", row.straggler},
                  {"why", row.why}});
   }
-  return nlohmann::json{{"schema", "gpuprobe.ranks/1"}, {"ranks", a}}.dump(1);
+  return nlohmann::json{{"schema", "gpuprobe.ranks/1"}, {"ranks", a}}.dump(
+      1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string ranks_html(const std::vector<RankRow>& rows) {

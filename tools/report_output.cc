@@ -60,6 +60,9 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
     std::fprintf(o, " (dropped while recording: %llu events, %llu GPU records)",
                  static_cast<unsigned long long>(r.dropped),
                  static_cast<unsigned long long>(r.gpu_dropped));
+  if (r.names_overflowed != 0)
+    std::fprintf(o, " (%llu names past a cap, shown as \"<...>\")",
+                 static_cast<unsigned long long>(r.names_overflowed));
   std::fprintf(o, "\nverdict: %s\n", r.verdict.c_str());
   // A frame that silently ran eagerly looks like a compile that worked: say so first.
   if (!r.compile.fallbacks.empty()) {
@@ -260,7 +263,8 @@ std::string report_json(const report::ReportResult& r) {
   j["schema"] = "gpuprobe.report/1";
   j["duration_ms"] = ms(r.end_ns - r.start_ns);
   j["events"] = r.events;
-  j["dropped"] = {{"events", r.dropped}, {"gpu_records", r.gpu_dropped}};
+  j["dropped"] = {
+      {"events", r.dropped}, {"gpu_records", r.gpu_dropped}, {"names_capped", r.names_overflowed}};
   j["verdict"] = r.verdict;
   j["kernels"] = names(r.kernels, false);
   j["ranges"] = names(r.ranges, true);
@@ -363,7 +367,8 @@ std::string report_json(const report::ReportResult& r) {
                  {"threshold_ms", r.outlier_threshold_ms},
                  {"outliers", outliers},
                  {"summary", causes(r.cause_summary)}};
-  return j.dump(1);
+  // Names come from untrusted files: invalid UTF-8 becomes U+FFFD rather than an exception.
+  return j.dump(1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace gpuprobe::tools

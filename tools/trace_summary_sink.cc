@@ -105,6 +105,9 @@ Status TraceSummarySink::close(const Stats& stats, const TimeBase&) {
                static_cast<unsigned long long>(stats.dropped));
   std::fprintf(o, "  GPU records (CUPTI, buffers) %llu\n",
                static_cast<unsigned long long>(stats.gpu.dropped));
+  if (stats.names_overflowed != 0)
+    std::fprintf(o, "  names past a cap             %llu (recorded or read as \"<...>\")\n",
+                 static_cast<unsigned long long>(stats.names_overflowed));
   if (!stats.gpu.status.empty() && stats.gpu.status != "off")
     std::fprintf(o, "  GPU tracing status           %s\n", stats.gpu.status.c_str());
   return {};

@@ -227,6 +227,10 @@ class ChromeReader {
 
   Status read_args() {
     return read_object([&](const std::string& k) -> Status {
+      if (ev_.numbers.size() + ev_.strings.size() >= TraceBuilder::kMaxArgsPerEvent) {
+        builder_.note_capped();
+        return json_.skip_value();
+      }
       const int c = json_.peek();
       if (c == '"') {
         ev_.strings.emplace_back(k, std::string());

@@ -14,6 +14,9 @@
 namespace gpuprobe::readers {
 namespace {
 
+// The instant gpuprobe's Perfetto sink closes a trace with: the session's statistics.
+constexpr std::string_view kStatsName = "gpuprobe stats";
+
 using namespace sinks::perfetto;  // field numbers
 constexpr std::size_t kMaxPacket = 64 << 20;
 constexpr std::size_t kMaxDepth = 1024;
@@ -189,6 +192,14 @@ class PerfettoReader {
         if (entry.field() == 1) iid = entry.u64();
         if (entry.field() == 2) name = entry.bytes();
       }
+      // Interned entries per sequence are bounded like names: past the cap new ones are ignored
+      // (their events fall back to the unnamed case), counted.
+      if (seq.categories.size() + seq.names.size() + seq.annotation_names.size() >=
+              3 * TraceBuilder::kMaxNames &&
+          seq.names.find(iid) == seq.names.end()) {
+        builder_.note_capped();
+        continue;
+      }
       switch (in.field()) {
         case 1:
           seq.categories[iid] = resolve_category(name);
@@ -243,6 +254,10 @@ class PerfettoReader {
       info_.process_name = t.name;
     }
     if (t.thread) builder_.name_thread(t.pid, t.tid, t.name);
+    if (tracks_.size() >= TraceBuilder::kMaxThreads && tracks_.find(uuid) == tracks_.end()) {
+      builder_.note_capped();  // its events go to a thread named after nothing, like unknown tracks
+      return;
+    }
     tracks_[uuid] = std::move(t);
   }
 
@@ -343,7 +358,8 @@ class PerfettoReader {
           track = e.u64();
           break;
         case event::kName:
-          name = builder_.text(e.bytes());
+          // The summary is known by its name, which no cap on names may replace.
+          name = e.bytes() == kStatsName ? kStatsName.data() : builder_.text(e.bytes());
           break;
         case event::kNameIid: {
           const auto it = seq.names.find(e.u64());
@@ -382,20 +398,25 @@ class PerfettoReader {
     if (!e.ok()) return error_at(at, "a well-formed TrackEvent");
     switch (type) {
       case event::kSliceBegin: {
+        if (open_.size() >= TraceBuilder::kMaxThreads && open_.find(track) == open_.end()) {
+          builder_.note_capped();  // slices open on too many tracks at once
+          return {};
+        }
         auto& stack = open_[track];
         if (stack.size() >= kMaxDepth) return error_at(at, "at most 1024 nested slices per track");
         stack.push_back({name, category, wall, std::move(annotations)});
         return {};
       }
       case event::kSliceEnd: {
-        auto& stack = open_[track];
-        if (stack.empty()) return {};  // its BEGIN came before the trace started
+        const auto it = open_.find(track);
+        if (it == open_.end() || it->second.empty()) return {};  // BEGIN before the trace started
+        auto& stack = it->second;
         OpenSlice slice = std::move(stack.back());
         stack.pop_back();
         return emit_slice(track, slice, wall);
       }
       case event::kInstant:
-        if (std::strcmp(name, "gpuprobe stats") == 0) {
+        if (std::strcmp(name, kStatsName.data()) == 0) {
           read_stats(annotations);
           return {};
         }

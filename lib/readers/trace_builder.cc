@@ -47,6 +47,12 @@ const CallSite* TraceBuilder::site(std::string_view name, Category category) {
 const char* TraceBuilder::text(std::string_view s) {
   const auto it = text_ids_.find(s);
   if (it != text_ids_.end()) return it->second;
+  if (texts_.size() >= kMaxNames && s != kTooManyNames) {
+    // Past the cap every new name is this one: memory stays bounded on hostile files (10 M
+    // distinct names would cost the report gigabytes), and the loss is counted.
+    ++capped_;
+    return text(kTooManyNames);
+  }
   texts_.emplace_back(s);
   const std::string& stored = texts_.back();
   text_ids_.emplace(stored, stored.c_str());
@@ -54,6 +60,10 @@ const char* TraceBuilder::text(std::string_view s) {
 }
 
 std::uint32_t TraceBuilder::thread(std::int64_t pid, std::int64_t tid) {
+  if (threads_.size() >= kMaxThreads && thread_ids_.find({pid, tid}) == thread_ids_.end()) {
+    ++capped_;
+    pid = tid = -1;  // one thread stands for all the ones past the cap
+  }
   const auto [it, inserted] =
       thread_ids_.try_emplace({pid, tid}, static_cast<std::uint32_t>(threads_.size()));
   if (inserted) {
@@ -69,6 +79,11 @@ std::uint32_t TraceBuilder::thread(std::int64_t pid, std::int64_t tid) {
 void TraceBuilder::name_thread(std::int64_t pid, std::int64_t tid, std::string name) {
   const auto it = thread_ids_.find({pid, tid});
   if (it != thread_ids_.end()) threads_[it->second].name = name;
+  if (thread_names_.size() >= kMaxThreads &&
+      thread_names_.find({pid, tid}) == thread_names_.end()) {
+    ++capped_;
+    return;
+  }
   thread_names_[{pid, tid}] = std::move(name);
 }
 
@@ -163,6 +178,7 @@ Status TraceBuilder::finish(const Status& read, const TraceInfo& info, Stats sta
   }
   stats.threads = std::move(threads);
   stats.written = events_;
+  stats.names_overflowed += capped_;
   sink_.update_info(info);
   const Status closed = sink_.close(stats, time_);
   if (!read.ok()) return read;

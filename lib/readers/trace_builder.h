@@ -75,6 +75,16 @@ class TraceBuilder {
 
   std::uint64_t events() const noexcept { return events_; }
 
+  // Memory bounds on untrusted files: distinct names (range, kernel and counter names), threads,
+  // and arguments per event a reader keeps. Past them names become kTooManyNames, threads one
+  // thread, arguments are skipped; each is counted (note_capped()) and the count is added to
+  // Stats::names_overflowed at finish().
+  static constexpr std::size_t kMaxNames = 65536;
+  static constexpr std::size_t kMaxThreads = 65536;
+  static constexpr std::size_t kMaxArgsPerEvent = 64;
+  static constexpr std::string_view kTooManyNames = "<too many distinct names>";
+  void note_capped() noexcept { ++capped_; }
+
  private:
   std::uint64_t ticks(std::int64_t ns) const {
     return kOrigin + (static_cast<std::uint64_t>(ns) - static_cast<std::uint64_t>(origin_ns_));
@@ -101,6 +111,7 @@ class TraceBuilder {
   std::deque<std::string> texts_;
   std::unordered_map<std::string_view, const char*> text_ids_;
   std::uint64_t events_ = 0;
+  std::uint64_t capped_ = 0;
 };
 
 }  // namespace gpuprobe::readers

@@ -368,6 +368,7 @@ Status TraceReport::close(const Stats& stats, const TimeBase&) {
   threads_ = stats.threads;
   result_.dropped = stats.dropped;
   result_.gpu_dropped = stats.gpu.dropped;
+  result_.names_overflowed = stats.names_overflowed;
   finish();
   return {};
 }

@@ -175,6 +175,7 @@ struct ReportResult {
                unclassified_ns = 0;
   std::vector<CopyRow> copies;
   // torch.compile, from gpuprobe.torch's compile ranges and marks.
+  std::uint64_t names_overflowed = 0;  // names past the recorder's or the reader's caps
   struct Compile {
     std::uint64_t compiles = 0;
     std::int64_t compile_ns = 0;          // T_compile: time inside compiles
