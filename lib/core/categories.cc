@@ -97,6 +97,9 @@ void close_gate() noexcept {
   detail::g_gate.store(0, std::memory_order_release);
 }
 
+void lock_categories_for_fork() noexcept { state().mu.lock(); }
+void unlock_categories_after_fork() noexcept { state().mu.unlock(); }
+
 }  // namespace gpuprobe::core
 
 namespace gpuprobe {

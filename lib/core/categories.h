@@ -39,6 +39,10 @@ struct GateSettings {
 void open_gate(const GateSettings& settings) noexcept;
 void close_gate() noexcept;
 
+// fork(): the category state's lock, held across it (core/fork.cc).
+void lock_categories_for_fork() noexcept;
+void unlock_categories_after_fork() noexcept;
+
 // Tests: the next session takes the epoch after `epoch` (to reach the wrap without 2^30 sessions).
 void set_last_epoch_for_testing(std::uint32_t epoch) noexcept;
 

@@ -32,6 +32,10 @@ class NameTable {
 
   std::size_t size() const;
 
+  // fork(): held across it (core/fork.cc), so that the child never inherits it locked.
+  void lock_for_fork() { mu_.lock(); }
+  void unlock_after_fork() { mu_.unlock(); }
+
  private:
   NameTable() = default;
 

@@ -12,6 +12,7 @@
 #include "core/collector.h"
 #include "core/config.h"
 #include "core/error_log.h"
+#include "core/fork.h"
 #include "core/gpu_source.h"
 #include "core/kernel_notes.h"
 #include "core/name_table.h"
@@ -60,6 +61,7 @@ class SessionCore {
   bool running() const { return running_.load(std::memory_order_acquire); }
 
   Status stop() {
+    if (forked_away()) return forget();
     std::lock_guard<std::mutex> lock(stop_mu_);
     if (running_.exchange(false, std::memory_order_acq_rel)) {
       // The gate closes first so no new event starts; then the collector takes what is in the
@@ -86,16 +88,33 @@ class SessionCore {
   }
 
   void flush() {
+    if (forked_away()) return;
     std::lock_guard<std::mutex> lock(stop_mu_);
     if (collector_) collector_->drain();
   }
 
   Stats stats() const {
+    if (forked_away()) return {};
     std::lock_guard<std::mutex> lock(stop_mu_);
     return collector_ ? collector_->stats() : final_stats_;
   }
 
  private:
+  // In a child forked while this session ran: the session is the parent's (see core/fork.cc).
+  bool forked_away() const noexcept { return pid_ != getpid(); }
+
+  // The child's part in the parent's session: nothing. Its collector thread does not exist here
+  // (joining it would hang), its sinks' files are the parent's (closing them would remove or
+  // rename them), and its locks may be held by threads that were not copied: all of it is left
+  // alone, for good. The memory is the child's copy and goes with the child.
+  Status forget() noexcept {
+    if (running_.exchange(false, std::memory_order_relaxed)) {
+      static_cast<void>(collector_.release());
+      static_cast<void>(gpu_.release());
+    }
+    return {};
+  }
+
   void start(std::string_view config_text, std::vector<std::shared_ptr<Sink>> extra) {
     core::Config config;
     if (Status s = core::parse_config(config_text, &config); !s.ok()) {
@@ -108,6 +127,7 @@ class SessionCore {
       return;
     }
     owns_active_ = true;
+    core::watch_forks();
 
     const core::ClockSource clock =
         config.clock == core::ClockChoice::kMonotonic ||
@@ -204,6 +224,7 @@ class SessionCore {
     owns_active_ = false;
   }
 
+  const pid_t pid_ = getpid();
   core::ErrorLog errors_;
   bool owns_active_ = false;
   std::atomic<bool> running_{false};
@@ -217,6 +238,9 @@ class SessionCore {
 }  // namespace detail
 
 namespace core {
+void forget_session_in_child() noexcept {
+  detail::g_session_active.store(false, std::memory_order_relaxed);
+}
 void set_last_epoch_for_testing(std::uint32_t epoch) noexcept { detail::g_last_epoch = epoch; }
 }  // namespace core
 

@@ -61,6 +61,10 @@ class ThreadRegistry {
   // Rings allocated and not freed, for tests that check reuse.
   std::size_t allocated() const;
 
+  // fork(): held across it (core/fork.cc), so that the child never inherits it locked.
+  void lock_for_fork() { mu_.lock(); }
+  void unlock_after_fork() { mu_.unlock(); }
+
  private:
   ThreadRegistry() = default;
 

@@ -147,6 +147,33 @@ def test_environment_variable_starts_a_session(tmp_path):
     assert named(load_events(path), "from env")
 
 
+def test_os_fork_children_exit_and_leave_the_parents_trace_alone(tmp_path):
+    # With GPUPROBE set, children of os.fork() run ranges (also on a thread of their own) and
+    # exit with sys.exit(): none hangs, and the parent's trace is one document with its events.
+    path = tmp_path / "env.json"
+    code = (
+        "import os, sys, threading, gpuprobe\n"
+        "with gpuprobe.range('parent'):\n"
+        "    pass\n"
+        "children = []\n"
+        "for _ in range(5):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        with gpuprobe.range('child'):\n"
+        "            t = threading.Thread(target=lambda: gpuprobe.instant('child thread'))\n"
+        "            t.start(); t.join()\n"
+        "        sys.exit(0)\n"
+        "    children.append(pid)\n"
+        "for pid in children:\n"
+        "    assert os.waitpid(pid, 0)[1] == 0\n"
+    )
+    env = dict(os.environ, GPUPROBE=f"chrome={path}")
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=60)
+    events = load_events(path)  # one JSON document
+    assert named(events, "parent") and not named(events, "child")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["env.json"]  # no temp files left
+
+
 def test_schedule_writes_one_trace_per_active_window(tmp_path):
     sched = gpuprobe.schedule(wait=1, warmup=1, active=2, repeat=2)
     actions = [sched(i).name for i in range(10)]
