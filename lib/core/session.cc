@@ -211,11 +211,11 @@ class SessionCore {
             std::chrono::milliseconds(config.attribution_ms)},
         &errors_);
     core::KernelNoteQueue::get().begin_session(gpu_ != nullptr);
+    collector_->start();
+    running_.store(true, std::memory_order_release);
     // Step 0 starts now, when recording does: not at the calibration sample, which came before
     // CUPTI started and the outputs opened.
     core::reset_steps(core::read_ticks(clock));
-    collector_->start();
-    running_.store(true, std::memory_order_release);
     core::open_gate(core::GateSettings{g_last_epoch, info.nvtx, clock == core::ClockSource::kTsc});
   }
 
