@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 
@@ -41,6 +42,25 @@ std::string process_name() {
 }
 
 }  // namespace
+
+// Two outputs on one path would interleave two formats in one file: refused before anything
+// starts. Paths are compared as the file system resolves them (`a.json` and `./a.json` are one).
+static Status distinct_outputs(const std::vector<core::SinkSpec>& sinks) {
+  for (std::size_t i = 0; i < sinks.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      std::error_code a, b;
+      const auto pi = std::filesystem::weakly_canonical(sinks[i].value, a);
+      const auto pj = std::filesystem::weakly_canonical(sinks[j].value, b);
+      const bool same = a || b ? sinks[i].value == sinks[j].value : pi == pj;
+      if (same && !sinks[i].value.empty()) {
+        return Status::Error("outputs " + sinks[j].key + "= and " + sinks[i].key +
+                             "= both write '" + sinks[i].value +
+                             "': give each output a path of its own");
+      }
+    }
+  }
+  return {};
+}
 
 // Everything a running session owns. Session is a handle to it.
 class SessionCore {
@@ -159,6 +179,11 @@ class SessionCore {
     info.nvtx = config.nvtx && detail::nvtx_tool_attached();
     if (gpu_) info.devices = gpu_->devices();
 
+    if (Status s = distinct_outputs(config.sinks); !s.ok()) {
+      errors_.add(s.message());
+      abandon();
+      return;
+    }
     std::vector<core::SinkSlot> slots;
     for (const core::SinkSpec& spec : config.sinks) {
       std::unique_ptr<Sink> sink;

@@ -2,6 +2,14 @@
 // file next to it and renamed on commit(), so a crash never leaves half an output behind.
 // A path ending in ".gz" is gzip-compressed. Writers append to buffer() and call
 // flush_if_full() now and then; commit() writes what is left.
+//
+// The temporary file is `PATH.tmp-HOST-PID-RANDOM`, created exclusively (O_EXCL) and without
+// following a symbolic link (O_NOFOLLOW), so neither a planted link nor another process with the
+// same pid (a container on a shared volume) can make two writers share a file. commit() renames it
+// only if the name still leads to the file written (same device and inode). A path that is not a
+// regular file — /dev/null, a FIFO, /dev/stdout — is written directly, never replaced; a
+// directory is refused at open(). Temporary files of this path left by processes that no
+// longer exist are removed at open().
 #pragma once
 
 #include <string>
@@ -39,11 +47,14 @@ class OutputFile {
 
  private:
   Status error(std::string_view what, int err) const;
+  void remove_temp() noexcept;
 
   std::string path_;
-  std::string temp_path_;
+  std::string temp_path_;  // empty when writing a special file directly
   std::string buffer_;
   int fd_ = -1;
+  // The temporary file as created, to see at commit() that its name still leads to it.
+  unsigned long long dev_ = 0, ino_ = 0;
   void* gz_ = nullptr;  // gzFile; void* keeps zlib.h out of this header
 };
 
