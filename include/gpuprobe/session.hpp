@@ -75,4 +75,10 @@ class Session {
   std::unique_ptr<detail::SessionCore> core_;
 };
 
+/// Stops the session that is recording, whichever owns it (the GPUPROBE variable's, or one the
+/// program made), and writes its outputs; OK when none records. For code that ends the process
+/// another way than a normal exit: a signal handler's thread, an interpreter's exit hook (the
+/// Python package registers one with `atexit`). Later calls on that Session find it stopped.
+Status stop_recording_session() noexcept;
+
 }  // namespace gpuprobe

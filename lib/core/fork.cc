@@ -14,6 +14,7 @@
 #include "core/fork.h"
 
 #include "core/categories.h"
+#include "core/exit_signals.h"
 #include "core/name_table.h"
 #include "core/thread_registry.h"
 #include "gpuprobe/detail/gate.hpp"
@@ -38,6 +39,7 @@ void child() noexcept {
   detail::g_gate.store(0, std::memory_order_relaxed);  // nothing records in the child
   parent();
   forget_session_in_child();
+  forget_exit_signals_in_child();
 }
 
 }  // namespace

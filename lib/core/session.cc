@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 
 #include "core/categories.h"
@@ -29,6 +30,11 @@ namespace {
 
 // Only one session records at a time: rings, the gate and the name table are process-wide.
 std::atomic<bool> g_session_active{false};
+
+// The session recording now, for stop_recording_session(). The mutex is recursive because a
+// session's stop() unregisters itself under it while stop_recording_session() holds it.
+std::recursive_mutex g_recording_mu;
+SessionCore* g_recording = nullptr;
 
 // The epoch of the last session, 1..detail::kMaxEpoch (0 means "no session" in ring
 // bookkeeping). Written only by the session that holds g_session_active.
@@ -82,6 +88,12 @@ class SessionCore {
 
   Status stop() {
     if (forked_away()) return forget();
+    {
+      // First, and before stop_mu_: a stop_recording_session() that already has this session
+      // finishes stopping it before this goes on (the lock order is always this one).
+      std::lock_guard<std::recursive_mutex> registry(g_recording_mu);
+      if (g_recording == this) g_recording = nullptr;
+    }
     std::lock_guard<std::mutex> lock(stop_mu_);
     if (running_.exchange(false, std::memory_order_acq_rel)) {
       // The gate closes first so no new event starts; then the collector takes what is in the
@@ -242,8 +254,22 @@ class SessionCore {
     // CUPTI started and the outputs opened.
     core::reset_steps(core::read_ticks(clock));
     core::open_gate(core::GateSettings{g_last_epoch, info.nvtx, clock == core::ClockSource::kTsc});
+    std::lock_guard<std::recursive_mutex> registry(g_recording_mu);
+    g_recording = this;
   }
 
+ public:
+  // stop_recording_session(): stops the recording session, if any, under the registry lock.
+  static Status stop_recording() noexcept {
+    try {
+      std::lock_guard<std::recursive_mutex> registry(g_recording_mu);
+      return g_recording != nullptr ? g_recording->stop() : Status();
+    } catch (...) {
+      return Status::Error("stop failed");
+    }
+  }
+
+ private:
   void abandon() {
     if (owns_active_) g_session_active.store(false, std::memory_order_release);
     owns_active_ = false;
@@ -302,5 +328,7 @@ void Session::flush() {
 Stats Session::stats() const { return core_ ? core_->stats() : Stats{}; }
 
 std::string Session::help() { return core::config_help(); }
+
+Status stop_recording_session() noexcept { return detail::SessionCore::stop_recording(); }
 
 }  // namespace gpuprobe

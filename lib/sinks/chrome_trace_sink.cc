@@ -36,6 +36,7 @@ std::string ChromeTraceSink::torch_profiler_name(const TraceInfo& info) {
 
 Status ChromeTraceSink::open(const TraceInfo& info) {
   info_ = info;
+  path_ = expand_path(path_);
   base_ns_ = base_time_ns(info.start_wall_ns);
   // A directory: torch.profiler's tensorboard_trace_handler layout, which HTA and the
   // TensorBoard profiler plugin look for; "DIR/+gz" gzips, as the handler's use_gzip does.

@@ -67,6 +67,21 @@ std::string host_name() {
   return host;
 }
 
+std::string expand_path(std::string path) {
+  for (std::size_t at = path.find('%'); at != std::string::npos && at + 1 < path.size();
+       at = path.find('%', at)) {
+    const char c = path[at + 1];
+    const std::string with = c == 'p' ? std::to_string(getpid()) : c == 'h' ? host_name() : "";
+    if (with.empty()) {
+      at += 2;
+      continue;
+    }
+    path.replace(at, 2, with);
+    at += with.size();
+  }
+  return path;
+}
+
 OutputFile::~OutputFile() { discard(); }
 
 Status OutputFile::error(std::string_view what, int err) const {

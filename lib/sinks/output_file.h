@@ -22,6 +22,10 @@ namespace gpuprobe::sinks {
 // This machine's host name, for output file names ("localhost" when it cannot be read).
 std::string host_name();
 
+// `path` with "%p" replaced by this process's pid and "%h" by the host name, as in Nsight
+// Systems' output names: one config for a family of processes, a file for each.
+std::string expand_path(std::string path);
+
 class OutputFile {
  public:
   OutputFile() = default;

@@ -11,6 +11,7 @@ Python ranges land in the same per-thread rings as the C++ ones (category "pytho
 given), so C++ ranges opened inside a Python range nest under it in the trace. The GPUPROBE
 environment variable starts a session when the module is imported, as it does for C++ programs.
 """
+import atexit as _atexit
 import functools as _functools
 import gc as _gc
 
@@ -46,6 +47,11 @@ def _decorate(rng, fn):
 
 
 _core._set_decorate(_decorate)
+
+# At interpreter exit the session still recording (GPUPROBE's, or a Session never closed) is
+# stopped and written while Python is whole: after it, Ctrl-C's KeyboardInterrupt ends the
+# process by SIGINT, and static destructors, which would write it, never run.
+_atexit.register(_core._stop_recording_session)
 
 
 def watch_gc():

@@ -335,6 +335,14 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("name"), py::arg("category"), py::arg("ns"),
       "Records an instant that already happened, at a time.time_ns() value.");
+  m.def(
+      "_stop_recording_session",
+      [] {
+        py::gil_scoped_release release;  // the collector's sinks may call back into Python
+        const Status s = stop_recording_session();
+        if (!s.ok()) std::fprintf(stderr, "gpuprobe: %s\n", s.message().c_str());
+      },
+      "Stops whichever session records and writes its outputs (registered with atexit).");
   m.def("set_thread_name", [](const std::string& name) { set_thread_name(name); });
   m.def("set_category_enabled", [](const std::string& category, bool enabled) {
     set_category_enabled(category_or_raise(category), enabled);

@@ -4,6 +4,7 @@ with Python and C++ events in the same rings and files."""
 import gc
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -172,6 +173,40 @@ def test_os_fork_children_exit_and_leave_the_parents_trace_alone(tmp_path):
     events = load_events(path)  # one JSON document
     assert named(events, "parent") and not named(events, "child")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["env.json"]  # no temp files left
+
+
+def test_ctrl_c_with_gpuprobe_set_writes_the_trace(tmp_path):
+    # An uncaught KeyboardInterrupt ends Python by SIGINT after finalizing, where static
+    # destructors never run: the package's atexit hook writes the trace first.
+    path = tmp_path / "env.json"
+    code = ("import os, signal, gpuprobe\n"
+            "with gpuprobe.range('before ctrl-c'):\n"
+            "    pass\n"
+            "os.kill(os.getpid(), signal.SIGINT)\n")
+    env = dict(os.environ, GPUPROBE=f"chrome={path}")
+    env.pop("GPUPROBE_OWNER_PID", None)
+    proc = subprocess.run([sys.executable, "-c", code], env=env, timeout=60, capture_output=True)
+    assert proc.returncode == -signal.SIGINT
+    assert named(load_events(path), "before ctrl-c")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["env.json"]
+
+
+def test_a_session_left_open_at_exit_with_a_daemon_thread_is_written(tmp_path):
+    path = tmp_path / "t.json"
+    code = ("import sys, threading, time, gpuprobe\n"
+            f"s = gpuprobe.Session('chrome={path}')\n"
+            "def spin():\n"
+            "    while True:\n"
+            "        with gpuprobe.range('daemon'):\n"
+            "            time.sleep(0.001)\n"
+            "threading.Thread(target=spin, daemon=True).start()\n"
+            "time.sleep(0.05)\n"
+            "with gpuprobe.range('main'):\n"
+            "    pass\n"
+            "sys.exit(0)\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    events = load_events(path)
+    assert named(events, "main") and named(events, "daemon")
 
 
 def test_schedule_writes_one_trace_per_active_window(tmp_path):
