@@ -19,10 +19,36 @@ namespace py = pybind11;
 namespace gpuprobe::python {
 namespace {
 
-// Ranges Python has entered and not yet exited, per thread: `with` blocks nest, so exits come in
-// reverse order, and one range object may be entered again while open (recursion through a
-// decorated function) without keeping per-entry state in the object.
-thread_local std::vector<ManualRange> t_open;
+struct RangeObject;
+
+// A range Python has begun on this thread and not yet ended: by a `with` (its owner, the range
+// object), or by a hook pair (_begin/_end, owner null, known by its id).
+struct OpenRange {
+  const RangeObject* owner;
+  std::uint64_t id;
+  ManualRange range;
+};
+
+// Ranges open on this thread, oldest first. The state is per thread, never in the range object:
+// one `@gpuprobe.range` function runs on several threads at once, and recursion enters one
+// object several times. Exits usually come in reverse order; they need not (asyncio tasks
+// interleave on one thread), and an exit ends only its own range — plus hook ranges opened
+// inside it and left open by a forward that raised.
+thread_local std::vector<OpenRange> t_open;
+thread_local std::uint64_t t_next_id = 1;
+
+// Ends t_open[i], and first the hook ranges above it (opened inside it and abandoned); ranges of
+// other owners above it stay open.
+void end_open(std::size_t i) {
+  for (std::size_t j = t_open.size(); j-- > i + 1;) {
+    if (t_open[j].owner == nullptr) {
+      t_open[j].range.end();
+      t_open.erase(t_open.begin() + static_cast<std::ptrdiff_t>(j));
+    }
+  }
+  t_open[i].range.end();
+  t_open.erase(t_open.begin() + static_cast<std::ptrdiff_t>(i));
+}
 
 std::optional<Category> category_from(std::string_view name) {
   static const std::pair<std::string_view, Category> kNames[] = {
@@ -40,12 +66,11 @@ std::optional<Category> category_from(std::string_view name) {
 
 // ---- ranges begun and ended by callbacks (module hooks) ----
 
-// _end(depth) ends the range _begin() opened at that depth, and first any range opened after
-// it and never ended (a forward that raised skips its post-hook).
-void end_range(std::size_t depth) {
-  while (t_open.size() > depth) {
-    t_open.back().end();
-    t_open.pop_back();
+// _end(token) ends the range _begin() returned `token` for, and first the hook ranges opened
+// after it and never ended (a forward that raised skips its post-hook).
+void end_range(std::uint64_t token) {
+  for (std::size_t i = t_open.size(); i-- > 0;) {
+    if (t_open[i].owner == nullptr && t_open[i].id == token) return end_open(i);
   }
 }
 
@@ -54,13 +79,6 @@ void end_range(std::size_t depth) {
 struct RangeObject {
   PyObject_HEAD PyObject* name;  // str
   Category category;
-  // The depths of this thread's range stack at which this object is entered: usually one, more
-  // when a decorated function recurses (those beyond the first go to `deeper`). Exiting ends the
-  // range at that depth and any left open above it — by module hooks whose forward raised — so
-  // a `with` never closes another's range.
-  std::uint32_t depth;
-  bool entered;
-  std::vector<std::uint32_t>* deeper;
 };
 
 PyObject* range_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
@@ -81,8 +99,6 @@ PyObject* range_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   }
   auto* self = reinterpret_cast<RangeObject*>(type->tp_alloc(type, 0));
   if (self == nullptr) return nullptr;
-  self->entered = false;
-  self->deeper = nullptr;
   Py_INCREF(name);
   self->name = name;
   self->category = *c;
@@ -92,21 +108,12 @@ PyObject* range_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
 void range_dealloc(PyObject* obj) {
   auto* self = reinterpret_cast<RangeObject*>(obj);
   Py_XDECREF(self->name);
-  delete self->deeper;
   Py_TYPE(obj)->tp_free(obj);
 }
 
 PyObject* range_enter(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<RangeObject*>(obj);
-  const auto depth = static_cast<std::uint32_t>(t_open.size());
-  if (!self->entered) {
-    self->depth = depth;
-    self->entered = true;
-  } else {
-    if (self->deeper == nullptr) self->deeper = new std::vector<std::uint32_t>();
-    self->deeper->push_back(depth);
-  }
-  ManualRange& r = t_open.emplace_back();
+  ManualRange& r = t_open.emplace_back(OpenRange{self, 0, {}}).range;
   if (detail::gate_for(self->category) != 0) {
     Py_ssize_t size = 0;
     const char* text = PyUnicode_AsUTF8AndSize(self->name, &size);  // cached in the str
@@ -118,13 +125,13 @@ PyObject* range_enter(PyObject* obj, PyObject*) {
 }
 
 PyObject* range_exit(PyObject* obj, PyObject* const*, Py_ssize_t) {
-  auto* self = reinterpret_cast<RangeObject*>(obj);
-  if (self->deeper != nullptr && !self->deeper->empty()) {
-    end_range(self->deeper->back());
-    self->deeper->pop_back();
-  } else if (self->entered) {
-    self->entered = false;
-    end_range(self->depth);
+  const auto* self = reinterpret_cast<const RangeObject*>(obj);
+  // The innermost entry of this object on this thread (recursion enters it several times).
+  for (std::size_t i = t_open.size(); i-- > 0;) {
+    if (t_open[i].owner == self) {
+      end_open(i);
+      break;
+    }
   }
   Py_RETURN_FALSE;  // exceptions propagate
 }
@@ -202,13 +209,14 @@ void gc_callback(const std::string& phase, const py::dict& info) {
   }
 }
 
-// Begins a range and returns the depth it opened at, for end_range().
-std::size_t begin_range(const std::string& name, const std::string& category) {
-  const std::size_t depth = t_open.size();
+// Begins a range and returns the token end_range() takes.
+std::uint64_t begin_range(const std::string& name, const std::string& category) {
+  const std::uint64_t id = t_next_id++;
   const std::optional<Category> c = category_from(category);
   if (!c) throw py::value_error("unknown gpuprobe category '" + category + "'");
-  t_open.emplace_back().begin(name, *c);
-  return depth;
+  t_open.push_back(OpenRange{nullptr, id, {}});
+  t_open.back().range.begin(name, *c);
+  return id;
 }
 
 py::dict stats_dict(const Stats& s) {

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -227,3 +228,55 @@ def test_schedule_writes_one_trace_per_active_window(tmp_path):
     assert bodies == [["step body 2", "step body 3"], ["step body 6", "step body 7"]]
     steps = [sorted(e["name"] for e in w if e["name"].startswith("ProfilerStep")) for w in windows]
     assert steps == [["ProfilerStep#2", "ProfilerStep#3"], ["ProfilerStep#6", "ProfilerStep#7"]]
+
+
+def test_a_decorated_function_on_two_threads_records_both_calls_whole(tmp_path):
+    # One range object, entered on two threads at once: each thread's entry is its own.
+    path = tmp_path / "t.json"
+
+    @gpuprobe.range("work")
+    def work(seconds):
+        time.sleep(seconds)
+
+    def thread_body(outer_name, seconds):
+        with gpuprobe.range(outer_name):
+            work(seconds)
+            time.sleep(0.02)
+
+    with gpuprobe.Session(f"chrome={path}"):
+        threads = [threading.Thread(target=thread_body, args=(f"outer {i}", 0.05 + 0.05 * i))
+                   for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    events = load_events(path)
+    works = sorted(named(events, "work"), key=lambda e: e["dur"])
+    assert len(works) == 2
+    assert works[0]["dur"] >= 50_000 and works[1]["dur"] >= 100_000
+    for i, w in enumerate(works):
+        (outer,) = named(events, f"outer {i}")
+        assert inside(w, outer)
+        assert outer["dur"] >= w["dur"] + 20_000  # not cut short by the other thread's exit
+
+
+def test_asyncio_tasks_get_their_own_durations(tmp_path):
+    # Tasks interleave on one thread: each range ends when its own `with` does, never when
+    # another task's range exits.
+    import asyncio
+
+    path = tmp_path / "t.json"
+
+    async def task(name, seconds):
+        with gpuprobe.range(name):
+            await asyncio.sleep(seconds)
+
+    async def main():
+        await asyncio.gather(task("short", 0.02), task("long", 0.08), task("middle", 0.05))
+
+    with gpuprobe.Session(f"chrome={path}"):
+        asyncio.run(main())
+    events = load_events(path)
+    for name, ms in (("short", 20), ("middle", 50), ("long", 80)):
+        (e,) = named(events, name)
+        assert ms * 1000 <= e["dur"] < (ms + 40) * 1000, (name, e["dur"])
