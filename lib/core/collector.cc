@@ -1,5 +1,8 @@
 #include "core/collector.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <algorithm>
 #include <cstring>
 #include <exception>
@@ -62,7 +65,14 @@ Collector::~Collector() {
 }
 
 void Collector::start() {
+  // The collector thread blocks every signal, so that the program's handlers run on the
+  // program's threads (where they expect to), never inside gpuprobe's drain. It inherits the
+  // mask of the thread that creates it, so the mask is set around its creation.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
   thread_ = std::thread([this] { run(); });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 void Collector::run() {

@@ -61,9 +61,14 @@ void catch_exit_signals() noexcept {
   static std::once_flag once;
   std::call_once(once, [] {
     if (pipe2(g_pipe, O_CLOEXEC) != 0) return;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);  // the watcher takes no signal itself
     try {
       std::thread(watch, g_pipe[0]).detach();
+      pthread_sigmask(SIG_SETMASK, &old, nullptr);
     } catch (...) {
+      pthread_sigmask(SIG_SETMASK, &old, nullptr);
       close(g_pipe[0]);
       close(g_pipe[1]);
       g_pipe[0] = g_pipe[1] = -1;

@@ -159,8 +159,15 @@ std::size_t ThreadRegistry::allocated() const {
 namespace detail {
 
 ThreadRing* acquire_ring(std::uint64_t gate) noexcept {
-  if (core::t_exiting) return nullptr;
+  // A signal handler recording while this thread is getting its ring would wait for the
+  // registry's lock its own thread holds: its event is not recorded.
+  static __thread bool t_acquiring = false;
+  if (core::t_exiting || t_acquiring) return nullptr;
+  t_acquiring = true;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   core::ThreadState* fresh = core::ThreadRegistry::get().acquire(epoch_of(gate));
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t_acquiring = false;
   if (fresh == nullptr) return nullptr;
   static_cast<void>(&core::t_exit_hook);  // registers the exit hook on this thread's first event
   if (t_ring != nullptr) core::ThreadRegistry::release(static_cast<core::ThreadState*>(t_ring));

@@ -23,6 +23,23 @@ std::vector<std::uint64_t> drain_all(FixedRing& ring) {
   return out;
 }
 
+// A signal handler that records while it interrupts a record being written on the same thread
+// would take the same slot: its record is dropped and counted instead, and the interrupted one
+// is published whole.
+TEST_CASE("A record made between another's reserve and commit is dropped and counted") {
+  std::vector<Record> slots(8);
+  FixedRing ring;
+  ring.reset(slots.data(), slots.size());
+  Record* interrupted = ring.try_reserve();
+  REQUIRE(interrupted != nullptr);
+  CHECK_FALSE(push(ring, 99));  // the "handler"
+  CHECK(ring.dropped() == 1);
+  *interrupted = Record{7, 8, nullptr, RecordKind::kRange, 0};
+  ring.commit();
+  CHECK(push(ring, 9));
+  CHECK(drain_all(ring) == std::vector<std::uint64_t>{7, 9});
+}
+
 TEST_CASE("FixedRing keeps records in order across wrap-around") {
   std::vector<Record> slots(8);
   FixedRing ring;

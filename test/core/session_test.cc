@@ -1,7 +1,10 @@
 #include "gpuprobe/session.hpp"
 
+#include <signal.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -91,6 +94,52 @@ TEST_CASE("a thread idle since an earlier session with the same epoch records in
   CHECK(written == 2000);
   CHECK(second->named("idle thread, first session").empty());
   core::set_last_epoch_for_testing(0);
+}
+
+volatile sig_atomic_t g_handler_ranges = 0;
+
+void record_in_handler(int) {
+  GPUPROBE_RANGE("in signal handler");
+  g_handler_ranges = g_handler_ranges + 1;
+}
+
+// Ranges recorded by a signal handler that interrupts ranges on the same thread: every record
+// is whole (none half-written or overwritten), and what is not recorded is counted.
+TEST_CASE("ranges recorded inside a signal handler never corrupt the interrupted thread's ring") {
+  auto sink = std::make_shared<CaptureSink>();
+  Session session("ring=1048576", {sink});
+  REQUIRE(session.ok());
+  struct sigaction sa = {};
+  sa.sa_handler = &record_in_handler;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old = {};
+  REQUIRE(sigaction(SIGALRM, &sa, &old) == 0);
+  g_handler_ranges = 0;
+  { GPUPROBE_RANGE("first, so the thread has its ring"); }
+  itimerval every{{0, 20}, {0, 20}};  // every 20 us
+  REQUIRE(setitimer(ITIMER_REAL, &every, nullptr) == 0);
+  // Fewer ranges than the ring holds, so that every drop is a handler's collision.
+  std::uint64_t produced = 0;
+  while (produced < 600000) {
+    GPUPROBE_RANGE("interrupted");
+    ++produced;
+  }
+  itimerval off{};
+  setitimer(ITIMER_REAL, &off, nullptr);
+  sigaction(SIGALRM, &old, nullptr);
+  REQUIRE(session.stop().ok());
+  const auto main_ranges = sink->named("interrupted");
+  const auto handler_ranges = sink->named("in signal handler");
+  for (const auto& e : main_ranges) CHECK(e.end_ns >= e.begin_ns);
+  for (const auto& e : handler_ranges) CHECK(e.end_ns >= e.begin_ns);
+  const Stats stats = sink->final_stats();
+  INFO(produced << " ranges, " << g_handler_ranges << " in the handler, " << stats.dropped
+                << " dropped");
+  CHECK(g_handler_ranges > 50);
+  CHECK(main_ranges.size() + handler_ranges.size() + stats.dropped ==
+        produced + static_cast<std::uint64_t>(g_handler_ranges));
+  CHECK(main_ranges.size() == produced);  // the interrupted ranges are all whole
+  CHECK(stats.dropped < static_cast<std::uint64_t>(g_handler_ranges));
 }
 
 TEST_CASE("A session records ranges, instants and counters with their sites") {

@@ -52,20 +52,31 @@ class FixedRing {
     head_.store(0, std::memory_order_relaxed);
     tail_.store(0, std::memory_order_relaxed);
     cached_tail_ = 0;
+    writing_ = false;
     dropped_.store(0, std::memory_order_relaxed);
   }
 
-  /// Producer: the slot to fill next, or nullptr (and one more drop) when the ring is full.
+  /// Producer: the slot to fill next, or nullptr (and one more drop) when the ring is full — or
+  /// when this thread is already between a try_reserve() and its commit(): a signal handler
+  /// that records while it interrupts a record being written would otherwise take the same slot.
   Record* try_reserve() noexcept {
+    if (__builtin_expect(writing_, false)) {
+      count_drop();
+      return nullptr;
+    }
+    // Claimed before the head is read, so that a handler interrupting from here on sees it. The
+    // signal fences only keep the compiler from reordering; they emit no instruction.
+    writing_ = true;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
     const std::uint64_t head = head_.load(std::memory_order_relaxed);
     if (head - cached_tail_ > mask_) {
       // Acquire pairs with the consumer's release in drain(): once we see its tail, its reads of
       // those slots are finished and we may overwrite them.
       cached_tail_ = tail_.load(std::memory_order_acquire);
       if (head - cached_tail_ > mask_) {
-        // Only this thread writes the counter, so a load and a store are enough; the atomic is
-        // for the consumer's concurrent reads.
-        dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        count_drop();
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        writing_ = false;
         return nullptr;
       }
     }
@@ -77,6 +88,8 @@ class FixedRing {
     // Release pairs with the consumer's acquire of head_: the record's fields are visible before
     // the index that exposes them.
     head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    writing_ = false;
   }
 
   /// Consumer: calls `visit(const Record&)` for every published record in order and frees their
@@ -97,16 +110,24 @@ class FixedRing {
     return head - tail;
   }
 
-  /// Records dropped because the ring was full, since reset(). Any thread.
+  /// Records dropped because the ring was full (or re-entered by a signal handler), since
+  /// reset(). Any thread.
   std::uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
 
   /// The number of slots.
   std::uint64_t capacity() const noexcept { return mask_ + 1; }
 
  private:
+  void count_drop() noexcept {
+    // Only this thread writes the counter, but a signal handler on it may drop too, between a
+    // load and a store: one read-modify-write (on the drop path only) keeps every drop counted.
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
+
   // Producer-side fields, together on one cache line with the owner's epoch (see ThreadRing).
   std::atomic<std::uint64_t> head_{0};
   std::uint64_t cached_tail_ = 0;
+  bool writing_ = false;  // between try_reserve() and commit(), for re-entry from a signal
   std::atomic<std::uint64_t> dropped_{0};
   Record* slots_ = nullptr;
   std::uint64_t mask_ = 0;
