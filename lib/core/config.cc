@@ -1,5 +1,7 @@
 #include "core/config.h"
 
+#include <algorithm>
+
 #include <charconv>
 #include <cstdlib>
 #include <optional>
@@ -13,7 +15,12 @@
 namespace gpuprobe::core {
 namespace {
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+// Input echoed in a message: at most 80 bytes of it, so that a megabyte of config is one line.
+std::string quoted(std::string_view s) {
+  constexpr std::size_t kEcho = 80;
+  if (s.size() <= kEcho) return "'" + std::string(s) + "'";
+  return "'" + std::string(s.substr(0, kEcho)) + "...' (" + std::to_string(s.size()) + " bytes)";
+}
 
 Status bad_value(std::string_view key, std::string_view value, std::string_view expected) {
   return Status::Error("config key " + quoted(key) + ": " + quoted(value) + " is not " +
@@ -82,6 +89,10 @@ template <class BitOf>
 Status parse_name_list(std::string_view key, std::string_view v, std::string_view known,
                        BitOf bit_of, std::uint32_t* mask) {
   *mask = 0;
+  if (v.empty()) {
+    return Status::Error("config key " + quoted(key) +
+                         " needs at least one name (known: " + std::string(known) + ")");
+  }
   while (!v.empty()) {
     const std::size_t plus = v.find('+');
     const std::string_view name = v.substr(0, plus);
@@ -250,6 +261,10 @@ std::string_view trim(std::string_view s) {
 bool is_option_key(std::string_view key) { return find_option(key) != nullptr; }
 
 Status parse_config(std::string_view text, Config* config) {
+  // A NUL would cut a path or a name short where C strings take over: refused, not truncated.
+  if (text.find('\0') != std::string_view::npos)
+    return Status::Error("the config string contains a NUL byte");
+  std::vector<std::string_view> options_seen;
   std::string_view rest = text;
   while (!rest.empty()) {
     const std::size_t comma = rest.find(',');
@@ -263,6 +278,10 @@ Status parse_config(std::string_view text, Config* config) {
     const std::string_view key = trim(item.substr(0, eq));
     const std::string_view value = trim(item.substr(eq + 1));
     if (const OptionSpec* option = find_option(key)) {
+      // An option given twice is a mistake (which one was meant?); outputs may repeat.
+      if (std::find(options_seen.begin(), options_seen.end(), key) != options_seen.end())
+        return Status::Error("config key " + quoted(key) + " is given twice");
+      options_seen.push_back(key);
       Status s = option->apply(value, *config);
       if (!s.ok()) return s;
     } else if (SinkRegistry::get().contains(key)) {

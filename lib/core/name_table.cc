@@ -1,5 +1,6 @@
 #include "core/name_table.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -31,6 +32,35 @@ struct CacheEntry {
 constexpr std::size_t kCacheSize = 256;
 thread_local std::array<CacheEntry, kCacheSize> t_cache{};
 
+// What a name may cost: each at most 64 KiB (longer ones are cut at a character boundary and
+// end in "..."), all of them at most 64 MiB; past that, names record as "<name table full>".
+// Readers (gpuprobe's and others) accept names up to 1 MiB, so every name written stays readable.
+constexpr std::size_t kMaxNameBytes = 64 << 10;
+constexpr std::size_t kMaxTableBytes = std::size_t{64} << 20;
+
+// The name as stored: NUL bytes written as "\0" (a C string would end there), and cut to
+// kMaxNameBytes.
+std::string stored_name(std::string_view name) {
+  std::string out;
+  out.reserve(std::min(name.size(), kMaxNameBytes) + 3);
+  for (const char c : name) {
+    if (out.size() >= kMaxNameBytes) {
+      // Back off to the start of a UTF-8 character, so the cut leaves valid text.
+      while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80)
+        out.pop_back();
+      if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
+      out += "...";
+      break;
+    }
+    if (c == '\0') {
+      out += "\\0";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 NameTable& NameTable::get() {
@@ -40,19 +70,23 @@ NameTable& NameTable::get() {
 
 const CallSite* NameTable::intern(std::string_view name, Category category) noexcept {
   try {
+    const bool plain = name.size() <= kMaxNameBytes && name.find('\0') == std::string_view::npos;
+    std::string stored = plain ? std::string() : stored_name(name);
+    const std::string_view text = plain ? name : std::string_view(stored);
     std::string key;
-    key.reserve(name.size() + 1);
+    key.reserve(text.size() + 1);
     key.push_back(static_cast<char>(category));
-    key.append(name);
+    key.append(text);
     std::lock_guard<std::mutex> lock(mu_);
     if (const auto it = by_key_.find(key); it != by_key_.end()) return it->second;
-    if (entries_.size() >= limit()) {
+    if (entries_.size() >= limit() || bytes_ + text.size() > kMaxTableBytes) {
       overflowed_.fetch_add(1, std::memory_order_relaxed);
       return &kOverflowSite;
     }
+    bytes_ += text.size();
     Entry& e = entries_.emplace_back();
-    e.name.assign(name.data(), name.size());
-    const std::uint32_t h = static_cast<std::uint32_t>(hash_name(name, category));
+    e.name.assign(text.data(), text.size());
+    const std::uint32_t h = static_cast<std::uint32_t>(hash_name(text, category));
     e.site = CallSite{e.name.c_str(), "", "", 0, detail::site_color("", h), category};
     by_key_.emplace(std::move(key), &e.site);
     return &e.site;

@@ -46,6 +46,7 @@ class NameTable {
 
   mutable std::mutex mu_;
   std::deque<Entry> entries_;                                // a deque, so sites never move
+  std::size_t bytes_ = 0;                                    // of the names in entries_
   std::unordered_map<std::string, const CallSite*> by_key_;  // key: category byte + name
   std::atomic<std::size_t> limit_{65536};
   std::atomic<std::uint64_t> overflowed_{0};

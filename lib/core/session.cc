@@ -94,6 +94,8 @@ class SessionCore {
       std::lock_guard<std::recursive_mutex> registry(g_recording_mu);
       if (g_recording == this) g_recording = nullptr;
     }
+    // flush() gives way from now on: a thread flushing in a loop cannot keep stop() waiting.
+    stop_requested_.store(true, std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(stop_mu_);
     if (running_.exchange(false, std::memory_order_acq_rel)) {
       // The gate closes first so no new event starts; then the collector takes what is in the
@@ -120,7 +122,7 @@ class SessionCore {
   }
 
   void flush() {
-    if (forked_away()) return;
+    if (forked_away() || stop_requested_.load(std::memory_order_relaxed)) return;
     std::lock_guard<std::mutex> lock(stop_mu_);
     if (collector_) collector_->drain();
   }
@@ -279,6 +281,7 @@ class SessionCore {
   core::ErrorLog errors_;
   bool owns_active_ = false;
   std::atomic<bool> running_{false};
+  std::atomic<bool> stop_requested_{false};
   std::optional<std::uint32_t> saved_categories_;  // switches before `categories=` applied
   mutable std::mutex stop_mu_;
   std::unique_ptr<core::GpuSource> gpu_;  // declared before the collector, which uses it

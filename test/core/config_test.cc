@@ -70,6 +70,9 @@ TEST_CASE("Bad config strings fail with a message naming the key and value") {
       {"categories=app+nope", "'nope'"},
       {"rank=x", "'rank': 'x'"},
       {"names=0", "'names'"},
+      {"ring=1024,ring=2048", "'ring' is given twice"},
+      {"categories=", "'categories' needs at least one name"},
+      {"cupti=", "'cupti' needs at least one name"},
   };
   for (const Case& k : cases) {
     Config c;
@@ -78,6 +81,15 @@ TEST_CASE("Bad config strings fail with a message naming the key and value") {
     REQUIRE_FALSE(s.ok());
     REQUIRE(contains(s.message(), k.must_mention));
   }
+  // A NUL would cut a path short; a megabyte of input is echoed as 80 bytes and a length.
+  Config c;
+  const Status nul = parse_config(std::string_view("chrome=a.json\0.evil", 20), &c);
+  REQUIRE_FALSE(nul.ok());
+  REQUIRE(contains(nul.message(), "NUL"));
+  const Status huge = parse_config("ring=" + std::string(1 << 20, '9'), &c);
+  REQUIRE_FALSE(huge.ok());
+  REQUIRE(huge.message().size() < 300);
+  REQUIRE(contains(huge.message(), "(1048576 bytes)"));
 }
 
 TEST_CASE("Named user categories are usable in config strings") {

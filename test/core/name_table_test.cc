@@ -66,5 +66,33 @@ TEST_CASE("A full name table hands out one overflow site and counts the misses")
   table.set_limit(old_limit);
 }
 
+// A NUL would end the name where C strings take over, and a huge name would be unreadable to
+// readers (which take up to 1 MiB) and cost its size in memory for good.
+TEST_CASE("NULs are written out, long names are cut at 64 KiB, all names at 64 MiB") {
+  const std::string with_nul("before\0after", 12);
+  CHECK(std::string(detail::intern(with_nul, Category::kApp)->name) == "before\\0after");
+  const std::string huge(1 << 20, 'x');
+  const std::string cut = detail::intern(huge, Category::kApp)->name;
+  CHECK(cut.size() == (64u << 10) + 3);
+  CHECK(cut.substr(cut.size() - 3) == "...");
+  CHECK(detail::intern(huge, Category::kApp)->name == cut);  // the same site again
+  // A cut never splits a UTF-8 character.
+  std::string accents;
+  while (accents.size() < (70u << 10)) accents += "\xc3\xa9";
+  const std::string cut_accents = detail::intern(accents, Category::kApp)->name;
+  CHECK(cut_accents.size() % 2 == 1);  // whole two-byte characters and "..."
+  // Distinct 64 KiB names: at most 64 MiB of them, then the overflow site.
+  NameTable& table = NameTable::get();
+  table.reset_overflowed();
+  std::size_t kept = 0;
+  for (int i = 0; i < 1100; ++i) {
+    std::string name = std::to_string(i) + std::string((64u << 10) - 8, 'n');
+    kept += std::string(detail::intern(name, Category::kApp)->name) != "<name table full>";
+  }
+  CHECK(kept < 1024);
+  CHECK(kept > 1000);
+  CHECK(table.overflowed() == 1100 - kept);
+}
+
 }  // namespace
 }  // namespace gpuprobe::core

@@ -4,6 +4,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -140,6 +141,28 @@ TEST_CASE("ranges recorded inside a signal handler never corrupt the interrupted
         produced + static_cast<std::uint64_t>(g_handler_ranges));
   CHECK(main_ranges.size() == produced);  // the interrupted ranges are all whole
   CHECK(stats.dropped < static_cast<std::uint64_t>(g_handler_ranges));
+}
+
+// stop() must not wait behind a thread that calls flush() in a loop (mutexes are not fair).
+TEST_CASE("stop() is not starved by a thread flushing in a loop") {
+  auto sink = std::make_shared<CaptureSink>();
+  Session session("", {sink});
+  REQUIRE(session.ok());
+  std::atomic<bool> done{false};
+  std::thread flusher([&] {
+    while (!done.load()) {
+      { GPUPROBE_RANGE("flushed"); }
+      session.flush();
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(session.stop().ok());
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  done = true;
+  flusher.join();
+  CHECK(waited < std::chrono::seconds(2));
+  CHECK_FALSE(sink->named("flushed").empty());
 }
 
 TEST_CASE("A session records ranges, instants and counters with their sites") {
