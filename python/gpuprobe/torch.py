@@ -6,6 +6,7 @@ clearly (``FeatureUnavailable``) what the installed torch lacks. Private torch A
 feature-detected, never assumed.
 """
 import dataclasses
+import importlib
 import logging
 import math
 import sys
@@ -202,29 +203,41 @@ def _metric_span_ns(metric):
 
 _watchers = []  # active CompileWatchers, which step() lets read finished compiles' metrics
 
-# Inductor's compiled-graph class and its own __call__, while a watcher has it wrapped.
-_graph_class = None
-_graph_call = None
+class _Patch:
+    """One method of a torch class, wrapped while any watcher is open: installed once, restored
+    when the last watcher closes. ``make(original)`` returns the wrapper."""
 
-# Dynamo's MetricsContext and its own __exit__, while a watcher has it wrapped.
-_metrics_class = None
-_metrics_exit = None
+    def __init__(self, module, class_name, method, make, unavailable):
+        self._where = (module, class_name, method)
+        self._make = make
+        self._unavailable = unavailable
+        self._cls = self._original = None
 
-
-def _wrap_metrics_exit():
-    """Has every watcher read a compile's metrics the moment Dynamo records them (the outermost
-    MetricsContext exit, torch >= 2.6), so that the compile's range, its recompile reason and
-    its graph breaks are recorded at the compile, in order with the ranges around it — not at
-    the next compile or step. Returns what is unavailable, or None."""
-    global _metrics_class, _metrics_exit
-    if _metrics_class is not None:
+    def install(self):
+        """None when installed (or already), else what is unavailable, in words."""
+        if self._cls is not None:
+            return None
+        module, class_name, method = self._where
+        try:
+            cls = getattr(importlib.import_module(module), class_name)
+        except (ImportError, AttributeError):
+            return self._unavailable
+        self._original = getattr(cls, method)
+        setattr(cls, method, self._make(self._original))
+        self._cls = cls
         return None
-    try:
-        from torch._dynamo.metrics_context import MetricsContext
-    except ImportError:
-        return "Dynamo's MetricsContext (torch < 2.6): compile marks written at the next compile or step"
-    original = MetricsContext.__exit__
 
+    def remove(self):
+        if self._cls is not None and not _watchers:
+            setattr(self._cls, self._where[2], self._original)
+            self._cls = self._original = None
+
+
+def _read_metrics_at_exit(original):
+    # Every watcher reads a compile's metrics the moment Dynamo records them (the outermost
+    # MetricsContext exit), so that the compile's range, its recompile reason and its graph
+    # breaks are recorded at the compile, in order with the ranges around it: not at the next
+    # compile or step.
     def exit_(context, *args):
         try:
             return original(context, *args)
@@ -233,32 +246,13 @@ def _wrap_metrics_exit():
                 for watcher in list(_watchers):
                     watcher._collect_metrics()
 
-    MetricsContext.__exit__ = exit_
-    _metrics_class, _metrics_exit = MetricsContext, original
-    return None
+    return exit_
 
 
-def _unwrap_metrics_exit():
-    global _metrics_class, _metrics_exit
-    if _metrics_class is not None and not _watchers:
-        _metrics_class.__exit__ = _metrics_exit
-        _metrics_class = _metrics_exit = None
-
-
-def _wrap_compiled_graph_calls():
-    """Records every run of an Inductor-compiled graph as a range "compiled graph (forward)" or
-    "(backward)" (category torch): the report's T_execute, call count m and the compiled share of
-    a step (Amdahl). The class's __call__ is wrapped once, while any watcher is open. Returns
-    what is unavailable, or None."""
-    global _graph_class, _graph_call
-    if _graph_class is not None:
-        return None
-    try:
-        from torch._inductor.output_code import CompiledFxGraph
-    except ImportError:
-        return "Inductor's CompiledFxGraph (torch < 2.6): no compiled-graph ranges, no Amdahl bound"
-    original = CompiledFxGraph.__call__
-
+def _record_graph_runs(original):
+    # Every run of an Inductor-compiled graph as a range "compiled graph (forward)" or
+    # "(backward)" (category torch): the report's T_execute, call count m and the compiled
+    # share of a step (Amdahl).
     def call(graph, inputs):
         kwargs = getattr(graph, "fx_kwargs", None) or {}
         token = _core._begin("compiled graph (backward)" if kwargs.get("is_backward")
@@ -268,16 +262,15 @@ def _wrap_compiled_graph_calls():
         finally:
             _core._end(token)
 
-    CompiledFxGraph.__call__ = call
-    _graph_class, _graph_call = CompiledFxGraph, original
-    return None
+    return call
 
 
-def _unwrap_compiled_graph_calls():
-    global _graph_class, _graph_call
-    if _graph_class is not None and not _watchers:
-        _graph_class.__call__ = _graph_call
-        _graph_class = _graph_call = None
+_metrics_exit = _Patch(
+    "torch._dynamo.metrics_context", "MetricsContext", "__exit__", _read_metrics_at_exit,
+    "Dynamo's MetricsContext (torch < 2.6): compile marks written at the next compile or step")
+_graph_calls = _Patch(
+    "torch._inductor.output_code", "CompiledFxGraph", "__call__", _record_graph_runs,
+    "Inductor's CompiledFxGraph (torch < 2.6): no compiled-graph ranges, no Amdahl bound")
 
 
 class CompileWatcher:
@@ -293,7 +286,7 @@ class CompileWatcher:
     - "recompile limit hit: ..." when Dynamo gives up recompiling a frame;
     - totals as counters (cache hits and misses, graph ops, kernels generated);
 
-    and each run of a compiled graph as a range (see ``_wrap_compiled_graph_calls``).
+    and each run of a compiled graph as a range (see ``_record_graph_runs``).
     Compilation and results are unchanged."""
 
     def __init__(self):
@@ -331,11 +324,11 @@ class CompileWatcher:
         if self._counters is None:
             self.unavailable.append("dynamo counters: no graph-break reasons or cache counts")
         # The compile's span comes from its metrics where they are read at the compile's end.
-        self._spans_from_metrics = (_wrap_metrics_exit() is None and
+        self._spans_from_metrics = (_metrics_exit.install() is None and
                                     hasattr(dynamo_utils, "get_compilation_metrics"))
         if not self._spans_from_metrics:
             self.unavailable.append("compile spans from metrics: compile ranges from callbacks")
-        missing = _wrap_compiled_graph_calls()
+        missing = _graph_calls.install()
         if missing:
             self.unavailable.append(missing)
         _watchers.append(self)
@@ -512,8 +505,8 @@ class CompileWatcher:
         logging.getLogger("torch._dynamo").removeHandler(self._log_handler)
         if self in _watchers:
             _watchers.remove(self)
-        _unwrap_compiled_graph_calls()
-        _unwrap_metrics_exit()
+        _graph_calls.remove()
+        _metrics_exit.remove()
 
 
 def watch_compile():
