@@ -21,9 +21,6 @@ std::atomic<std::uint64_t> g_gate{0};
 
 namespace {
 
-// Starts a session from GPUPROBE when the program starts (static initialization) and stops it
-// when static objects are destroyed at normal exit (return from main or exit()). A crash,
-// _exit() or quick_exit() leaves only the sinks' temporary files, never a half-written output.
 // A process started by a traced one inherits GPUPROBE, and with it the same output paths: the
 // first process of the family notes its pid in GPUPROBE_OWNER_PID, and every other one writes
 // PATH with ".%p" (its pid) before the extension — trace.json becomes trace.4242.json — unless
@@ -58,6 +55,9 @@ std::string config_for_this_process(std::string config) {
   return out;
 }
 
+// Starts a session from GPUPROBE when the program starts (static initialization) and stops it
+// when static objects are destroyed at normal exit (return from main or exit()). A crash,
+// _exit() or quick_exit() leaves only the sinks' temporary files, never a half-written output.
 class EnvironmentSession {
  public:
   EnvironmentSession() {
