@@ -98,7 +98,8 @@ struct GpuStats {
   std::string status = "off";
   std::uint64_t records = 0;  ///< GPU activities and API calls delivered to the sinks.
   /// Records lost: those CUPTI reports it dropped, which include the records it could not store
-  /// because a buffer request was refused. This is the one loss figure; do not add the next.
+  /// because a buffer request was refused, and GPU work it handed back without timestamps. This
+  /// is the one loss figure; do not add the next.
   std::uint64_t dropped = 0;
   /// Buffer requests refused because the pool had reached `cupti_mb` — why records were
   /// dropped, not more of them.

@@ -159,6 +159,12 @@ bool ActivityDecoder::decode(const CUpti_Activity& record, GpuActivity* out) {
   const GpuActivityKind k = out->kind;
   if (k == GpuActivityKind::kKernel || k == GpuActivityKind::kMemcpy ||
       k == GpuActivityKind::kMemset) {
+    // A forced flush can hand back GPU work CUPTI never timed (start 0): placed at tick 0 it
+    // stretched a trace back to the machine's boot. It is lost, and counted as such.
+    if (out->start == 0 || out->end < out->start) {
+      ++untimed_;
+      return false;
+    }
     context_devices_[out->context] = out->device;
   }
   return true;

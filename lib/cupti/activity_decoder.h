@@ -26,6 +26,8 @@ class ActivityDecoder {
 
   // API calls dropped as noise (cudaGetDevice, cudaGetLastError, event create/destroy, ...).
   std::uint64_t filtered() const { return filtered_; }
+  // GPU work records delivered without timestamps (start 0, or ending before they start).
+  std::uint64_t untimed() const { return untimed_; }
 
   // True for runtime API calls gpuprobe drops as noise, by CUPTI callback id.
   static bool is_noise_runtime_call(std::uint32_t cbid);
@@ -44,6 +46,7 @@ class ActivityDecoder {
   // Synchronization records name a context but no device: learnt from the GPU work records.
   std::unordered_map<std::uint32_t, std::uint32_t> context_devices_;
   std::uint64_t filtered_ = 0;
+  std::uint64_t untimed_ = 0;
 };
 
 }  // namespace gpuprobe::cupti

@@ -178,7 +178,8 @@ void CuptiTracer::finalize() {
 core::GpuSourceStats CuptiTracer::stats() const {
   core::GpuSourceStats s;
   s.records = records_;
-  s.dropped = dropped_;
+  // Records CUPTI handed back without timestamps are lost like those it dropped: one figure.
+  s.dropped = dropped_ + decoder_.untimed();
   s.buffers_exhausted = pool_.exhausted();
   s.filtered = decoder_.filtered();
   return s;

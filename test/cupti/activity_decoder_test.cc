@@ -116,6 +116,8 @@ TEST_CASE("Memcpy and memset records carry sizes, directions and memory kinds") 
   p.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   p.bytes = 4096;
   p.deviceId = 1;
+  p.start = 30;
+  p.end = 40;
   REQUIRE(decoder.decode(as_activity(&p), &a));
   REQUIRE(std::string(a.name) == "Memcpy PtoP (Device -> Device)");
   REQUIRE(a.copy_kind == MemcpyKind::kPtoP);
@@ -185,6 +187,8 @@ TEST_CASE("Sync records find their device through the context; overhead records 
   k.name = "k";
   k.deviceId = 2;
   k.contextId = 8;
+  k.start = 1;
+  k.end = 2;
   GpuActivity a;
   REQUIRE(decoder.decode(as_activity(&k), &a));
 
@@ -216,6 +220,21 @@ TEST_CASE("Sync records find their device through the context; overhead records 
   REQUIRE(decoder.decode(as_activity(&o), &a));
   REQUIRE(a.kind == GpuActivityKind::kOverhead);
   REQUIRE(std::string(a.name) == "CUPTI Overhead: buffer flush");
+}
+
+TEST_CASE("GPU work without timestamps is not decoded and is counted") {
+  ActivityDecoder decoder(fake_callback_name);
+  auto k = zeroed<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  k.name = "_Z10add_kernelPfS_i";
+  GpuActivity a;
+  REQUIRE_FALSE(decoder.decode(as_activity(&k), &a));  // start 0: never timed
+  k.start = 2000;
+  k.end = 1000;
+  REQUIRE_FALSE(decoder.decode(as_activity(&k), &a));  // ends before it starts
+  REQUIRE(decoder.untimed() == 2);
+  k.end = 2500;
+  REQUIRE(decoder.decode(as_activity(&k), &a));
+  REQUIRE(decoder.untimed() == 2);
 }
 
 TEST_CASE("Kinds gpuprobe does not record are skipped") {
