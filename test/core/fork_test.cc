@@ -59,7 +59,7 @@ TEST_CASE("children forked while threads record run ranges and threads and exit 
     const pid_t child = fork();
     REQUIRE(child >= 0);
     if (child == 0) {
-      alarm(10);  // a deadlock ends the child with SIGALRM
+      alarm(60);  // a deadlock ends the child with SIGALRM (generous: forks are slow under ASan)
       { GPUPROBE_RANGE("child range"); }
       std::thread([] { ScopedRange r("child thread range"); }).join();
       // The parent's session is dead here: stopping it returns at once and writes nothing.
@@ -95,7 +95,7 @@ TEST_CASE("a forked child can record a session of its own") {
   const pid_t child = fork();
   REQUIRE(child >= 0);
   if (child == 0) {
-    alarm(10);
+    alarm(60);
     int rc = 0;
     {
       Session own("chrome=" + path);
