@@ -1,7 +1,7 @@
 // fork() while gpuprobe records: each child must run its ranges, threads and exit without a
 // deadlock (alarm() turns a hang into a failed child), never touch the parent's outputs, and
 // may record a session of its own; the parent's trace stays one whole document. (Not built
-// under ThreadSanitizer, whose runtime does not support fork() with threads running.)
+// under the sanitizers, whose runtimes do not support fork() with threads running.)
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
