@@ -101,8 +101,11 @@ Status TraceSummarySink::close(const Stats& stats, const TimeBase&) {
                  static_cast<double>(gpu_ns_) * 1e-6);
   }
   std::fprintf(o, "\ndropped\n");
-  std::fprintf(o, "  events (full thread rings)   %llu\n",
+  std::fprintf(o, "  events                       %llu\n",
                static_cast<unsigned long long>(stats.dropped));
+  if (stats.dropped_no_ring != 0)
+    std::fprintf(o, "    of which without a ring    %llu (all rings at rings_mb)\n",
+                 static_cast<unsigned long long>(stats.dropped_no_ring));
   std::fprintf(o, "  GPU records (CUPTI, buffers) %llu\n",
                static_cast<unsigned long long>(stats.gpu.dropped));
   if (stats.names_overflowed != 0)

@@ -4,7 +4,10 @@ torch.cuda.nvtx.range_push/pop). The cases are interleaved and repeated (bench/p
 interleaved.py): medians and ranges over rounds, and each case's ratio to the empty context
 manager taken within each round.
 
-    python bench/python/range_bench.py [--rounds N] [--json OUT]
+    python bench/python/range_bench.py [--rounds N] [--json OUT] [--in-asyncio-task]
+
+With --in-asyncio-task every case runs inside an asyncio task, where gpuprobe looks up the task
+and records on its track.
 """
 import argparse
 import contextlib
@@ -34,6 +37,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--number", type=int, default=100_000)
     parser.add_argument("--json")
+    parser.add_argument("--in-asyncio-task", action="store_true")
     args = parser.parse_args()
     g = {"gpuprobe": gpuprobe, "EmptyContext": EmptyContext, "nullcontext": contextlib.nullcontext,
          "r": gpuprobe.range("y")}
@@ -66,7 +70,16 @@ def main():
                 'torch.cuda.nvtx.range_push("x"); torch.cuda.nvtx.range_pop()', g, None)
     except ImportError:
         pass
-    samples = measure(cases, rounds=args.rounds, number=args.number)
+    if args.in_asyncio_task:
+        import asyncio
+
+        async def in_task():
+            return measure(cases, rounds=args.rounds, number=args.number)
+
+        samples = asyncio.run(in_task())
+        print("every case inside an asyncio task")
+    else:
+        samples = measure(cases, rounds=args.rounds, number=args.number)
     rows = summarize(samples, BASELINE)
     print(f"{args.rounds} rounds x {args.number} uses, interleaved (order reversed every other round)")
     print_rows(rows, BASELINE)

@@ -29,13 +29,24 @@ class ManualRange {
   /// Opens the range, if `site`'s category records now.
   GPUPROBE_ALWAYS_INLINE void begin(const CallSite& site) noexcept {
     site_ = &site;
+    track_ = 0;
     gate_ = detail::gate_for(site.category);
     if (GPUPROBE_UNLIKELY(gate_ != 0)) open();
   }
 
   /// Opens the range under a run-time name, interned once per thread and name.
   void begin(std::string_view name, Category category = Category::kApp) noexcept {
+    begin_on_track(name, category, 0);
+  }
+
+  /// Opens the range on `track` (from new_track()): ranges on one track nest among themselves,
+  /// not with the thread's other ranges, and the outputs show each track as a thread of its own
+  /// (named with name_track()). For a sequence of work that pauses while the thread runs other
+  /// work — an asyncio task, whose ranges cross `await`s — so that interleaved ranges are never
+  /// drawn as a wrong nest. Track 0 is the thread itself.
+  void begin_on_track(std::string_view name, Category category, std::uint32_t track) noexcept {
     gate_ = detail::gate_for(category);
+    track_ = track;
     if (GPUPROBE_UNLIKELY(gate_ != 0)) {
       site_ = detail::intern(name, category);
       open();
@@ -73,7 +84,7 @@ class ManualRange {
     // one has begun (then the ring counted up at open is no longer this thread's).
     detail::ThreadRing* tr = detail::ring_for(gate_);
     if (GPUPROBE_LIKELY(tr != nullptr)) {
-      detail::push(tr, detail::RecordKind::kRange, site_, begin_, end);
+      detail::push(tr, detail::RecordKind::kRange, site_, begin_, end, track_);
       // After the record is published: a collector that sees the lower depth sees the record.
       tr->depth.store(tr->depth.load(std::memory_order_relaxed) - 1, std::memory_order_release);
     }
@@ -83,7 +94,15 @@ class ManualRange {
   const CallSite* site_ = nullptr;
   std::uint64_t gate_ = 0;  // the gate seen at begin(), or 0 when this range does not record
   std::uint64_t begin_ = 0;
+  std::uint32_t track_ = 0;
 };
+
+/// A number for a new track (see ManualRange::begin_on_track), unique in the process; never 0.
+std::uint32_t new_track() noexcept;
+
+/// Names `track` in the running session, as the outputs show it ("asyncio Task-3"). Call it on
+/// the thread that records the track's ranges, in each session that records them.
+void name_track(std::uint32_t track, std::string_view name) noexcept;
 
 /// Records the time from its construction to its destruction as one range on this thread.
 ///

@@ -66,8 +66,9 @@ enum class EventType : std::uint8_t {
 struct Event {
   EventType type;
   std::uint32_t thread;  ///< Index into EventBatch::threads; unused for kGpu.
-  const CallSite* site;  ///< Name, category, source location; nullptr for kGpu. Lives for the
-                         ///< whole process.
+  /// Name, category, source location; nullptr for kGpu. A static site lives for the whole
+  /// process; the site of a run-time name until the second session after this one begins.
+  const CallSite* site;
   std::uint64_t begin;
   std::uint64_t end;                 ///< Equal to `begin` for instants and counters.
   double value;                      ///< The counter value; the step number for steps; else 0.
@@ -119,8 +120,11 @@ struct GpuStats {
 /// The state of a session: totals and one row per thread that recorded. Every output carries it,
 /// so a trace always says how much of what happened it does not show.
 struct Stats {
-  std::uint64_t written = 0;           ///< Events delivered to the sinks.
-  std::uint64_t dropped = 0;           ///< Events lost to full rings. written + dropped = produced.
+  std::uint64_t written = 0;  ///< Events delivered to the sinks.
+  std::uint64_t dropped = 0;  ///< Events lost: written + dropped = produced.
+  /// Of `dropped`, events of threads that got no ring because all rings together had reached
+  /// `rings_mb` (the rest were lost to full rings, per thread in `threads`).
+  std::uint64_t dropped_no_ring = 0;
   std::uint64_t ring_capacity = 0;     ///< Records per thread ring.
   std::uint64_t names_overflowed = 0;  ///< Dynamic names not interned because the table was full.
   std::vector<ThreadInfo> threads;     ///< Indexed like Event::thread.

@@ -12,6 +12,10 @@
 namespace gpuprobe::core {
 namespace {
 
+// The thread id a track is shown under: kTrackTidBase + its number. Above every kernel thread id
+// (pid_max is at most 2^22) and within the 32 bits Perfetto's and Kineto's readers give a tid.
+constexpr std::int64_t kTrackTidBase = std::int64_t{1} << 30;
+
 // Events per sink call: large enough to amortize the call, small enough to stay in cache.
 constexpr std::size_t kBatchCapacity = 16384;
 
@@ -73,13 +77,26 @@ void Collector::start() {
   pthread_sigmask(SIG_SETMASK, &all, &old);
   thread_ = std::thread([this] { run(); });
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ThreadRegistry::get().set_pressure_hook(&Collector::wake_for_rings, this);
+}
+
+void Collector::wake_for_rings(void* self) {
+  // Called under the registry's lock, which stop() takes to clear the hook before this object
+  // goes: the collector is alive. The collector never takes that lock while holding wake_mu_.
+  Collector* collector = static_cast<Collector*>(self);
+  {
+    std::lock_guard<std::mutex> lock(collector->wake_mu_);
+    collector->drain_requested_ = true;
+  }
+  collector->wake_.notify_one();
 }
 
 void Collector::run() {
   std::unique_lock<std::mutex> lock(wake_mu_);
   while (!stopping_) {
-    wake_.wait_for(lock, options_.period, [this] { return stopping_; });
+    wake_.wait_for(lock, options_.period, [this] { return stopping_ || drain_requested_; });
     if (stopping_) break;
+    drain_requested_ = false;
     lock.unlock();
     drain();
     lock.lock();
@@ -87,6 +104,7 @@ void Collector::run() {
 }
 
 void Collector::stop() {
+  ThreadRegistry::get().set_pressure_hook(nullptr, nullptr);
   {
     std::lock_guard<std::mutex> lock(wake_mu_);
     stopping_ = true;
@@ -122,16 +140,36 @@ void Collector::drain(bool final) {
       }
       const std::uint32_t index = ring->index;
       const std::int64_t os_tid = ring->os_tid;
+      std::uint64_t elsewhere = 0;  // records that are not events of this thread's own row
       const std::uint64_t n = ring->ring.drain([&](const detail::Record& r) {
-        if (attribution_ && r.kind == detail::RecordKind::kRange) {
-          attribution_->add_range(os_tid, r.begin, r.end, r.site);
+        std::uint32_t row = index;
+        if (r.kind == detail::RecordKind::kTrackName) {
+          ++elsewhere;
+          const std::uint32_t named = track_row(r.arg);
+          std::lock_guard<std::mutex> lock(stats_mu_);
+          rows_[named].name = r.site->name;
+          return;
         }
-        batch_.push_back(decode(r, index));
+        if (r.kind == detail::RecordKind::kRange) {
+          // GPU work launched inside a track's range happened on this thread.
+          if (attribution_) attribution_->add_range(os_tid, r.begin, r.end, r.site);
+          if (r.arg != 0) {
+            row = track_row(r.arg);
+            ++elsewhere;
+            if (track_written_[row]++ == 0) tracks_touched_.push_back(row);
+          }
+        }
+        batch_.push_back(decode(r, row));
         if (batch_.size() == kBatchCapacity) deliver();
       });
       std::lock_guard<std::mutex> lock(stats_mu_);
+      for (const std::uint32_t row : tracks_touched_) {
+        rows_[row].written += track_written_[row];
+        track_written_[row] = 0;
+      }
+      tracks_touched_.clear();
       ThreadInfo& row = rows_[index];
-      row.written += n;
+      row.written += n - elsewhere;
       row.dropped = ring->ring.dropped();
       // Only the collector removes records, so the fill level it finds is the peak since its
       // previous visit.
@@ -208,6 +246,22 @@ void Collector::prepare_row(const ThreadState& ring) {
   }
 }
 
+std::uint32_t Collector::track_row(std::uint32_t track) {
+  if (const auto it = track_rows_.find(track); it != track_rows_.end()) return it->second;
+  const std::uint32_t index = ThreadRegistry::get().reserve_index();
+  track_rows_.emplace(track, index);
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  if (index >= rows_.size()) {
+    rows_.resize(index + 1);
+    name_versions_.resize(index + 1, ~0u);
+  }
+  if (index >= track_written_.size()) track_written_.resize(index + 1, 0);
+  ThreadInfo& row = rows_[index];
+  row.os_tid = kTrackTidBase + track;
+  row.name = "track " + std::to_string(track);
+  return index;
+}
+
 void Collector::deliver() {
   if (batch_.empty()) return;
   const EventBatch batch{batch_.data(), batch_.size(), &time_, &rows_};
@@ -238,6 +292,8 @@ Stats Collector::stats() const {
   Stats s;
   s.ring_capacity = options_.ring_capacity;
   s.names_overflowed = NameTable::get().overflowed();
+  s.dropped_no_ring = ThreadRegistry::get().lost_without_ring();
+  s.dropped = s.dropped_no_ring;
   std::lock_guard<std::mutex> lock(stats_mu_);
   s.threads = rows_;
   s.gpu = gpu_stats_;

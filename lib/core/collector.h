@@ -70,7 +70,11 @@ class Collector {
   void drain(bool final);
   void collect_gpu(bool final);
   void run();
+  // Wakes the collector thread for a drain now (rings are short: it recycles exited threads').
+  static void wake_for_rings(void* self);
   void prepare_row(const ThreadState& ring);
+  // The row of `track`, created (as a thread of its own) on first sight.
+  std::uint32_t track_row(std::uint32_t track);
   void deliver();
   template <class Call>
   void call_sinks(Call&& call);
@@ -89,6 +93,9 @@ class Collector {
   std::vector<Event> batch_;
   std::vector<std::uint32_t> name_versions_;
   std::vector<GpuActivity> gpu_records_;
+  std::unordered_map<std::uint32_t, std::uint32_t> track_rows_;  // track -> row
+  std::vector<std::uint64_t> track_written_;   // per row, events of tracks in the current drain
+  std::vector<std::uint32_t> tracks_touched_;  // rows with a count in track_written_
   std::vector<GpuActivity> attributed_records_;
   std::unique_ptr<RangeAttribution> attribution_;  // null unless options_.attribute_gpu
   LaunchMatcher launches_;
@@ -103,6 +110,7 @@ class Collector {
   std::mutex wake_mu_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  bool drain_requested_ = false;
   std::thread thread_;
 };
 

@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/gpu_source.h"
 #include "core/sink_registry.h"
+#include "gpuprobe/detail/fixed_ring.hpp"
 
 namespace gpuprobe::core {
 namespace {
@@ -54,6 +55,13 @@ Status apply_ring(std::string_view v, Config& c) {
     return bad_value("ring", v, "a record count from 16 to 67108864");
   }
   c.ring_capacity = round_up_pow2(n);
+  return {};
+}
+
+Status apply_rings_mb(std::string_view v, Config& c) {
+  if (!parse_int<std::uint64_t>(v, 1, std::uint64_t{1} << 20, &c.rings_mb)) {
+    return bad_value("rings_mb", v, "a number of MiB from 1 to 1048576");
+  }
   return {};
 }
 
@@ -204,6 +212,10 @@ constexpr OptionSpec kOptions[] = {
      "records per thread ring (rounded up to a power of two; 32 bytes each). When a ring is "
      "full the newest event is dropped and counted",
      apply_ring},
+    {"rings_mb", "MIB", "1024",
+     "most memory for all thread rings together; a thread that starts recording past it records "
+     "nothing until rings are free again, its events counted as dropped (events_dropped_no_ring)",
+     apply_rings_mb},
     {"flush_ms", "MS", "20", "how often the collector drains the rings", apply_flush_ms},
     {"nvtx", "on|off", "on",
 #if GPUPROBE_HAVE_NVTX
@@ -239,7 +251,8 @@ constexpr OptionSpec kOptions[] = {
      "written without one",
      apply_attribution_ms},
     {"names", "N", "65536",
-     "most distinct run-time names; later ones record as \"<name table full>\" and are counted",
+     "most distinct run-time names per session; later ones record as \"<name table full>\" and "
+     "are counted",
      apply_names},
 };
 
@@ -291,6 +304,11 @@ Status parse_config(std::string_view text, Config* config) {
       return Status::Error("unknown config key " + quoted(key) +
                            " (see gpuprobe::Session::help())");
     }
+  }
+  if (config->ring_capacity * sizeof(detail::Record) > (config->rings_mb << 20)) {
+    return Status::Error("rings_mb=" + std::to_string(config->rings_mb) +
+                         " cannot hold even one ring of " + std::to_string(config->ring_capacity) +
+                         " records (32 bytes each)");
   }
   if (config->rank < 0) {
     if (const char* env = std::getenv("RANK"))

@@ -23,6 +23,7 @@ struct SinkSpec {
 struct Config {
   std::vector<SinkSpec> sinks;
   std::uint64_t ring_capacity = 32768;
+  std::uint64_t rings_mb = 1024;
   std::uint32_t flush_ms = 20;
   bool nvtx = true;
   ClockChoice clock = ClockChoice::kAuto;

@@ -23,17 +23,20 @@ bool same(const CallSite& site, std::string_view name, Category category) noexce
 }
 
 // A direct-mapped cache per thread in front of the locked table, so that a name seen before
-// costs a hash and a compare: no lock, no allocation. Trivially destructible, so it needs no
-// thread-exit registration.
+// costs a hash and a compare: no lock, no allocation. An entry is good only in the table
+// generation it was filled in, since the table may free sites when a session begins.
+// Trivially destructible, so it needs no thread-exit registration.
 struct CacheEntry {
   std::uint64_t hash;
   const CallSite* site;
+  std::uint32_t generation;
 };
 constexpr std::size_t kCacheSize = 256;
 thread_local std::array<CacheEntry, kCacheSize> t_cache{};
 
 // What a name may cost: each at most 64 KiB (longer ones are cut at a character boundary and
-// end in "..."), all of them at most 64 MiB; past that, names record as "<name table full>".
+// end in "..."), all those of one session at most 64 MiB; past that, names record as
+// "<name table full>". With the previous session's names, the table holds at most 128 MiB.
 // Readers (gpuprobe's and others) accept names up to 1 MiB, so every name written stays readable.
 constexpr std::size_t kMaxNameBytes = 64 << 10;
 constexpr std::size_t kMaxTableBytes = std::size_t{64} << 20;
@@ -78,27 +81,66 @@ const CallSite* NameTable::intern(std::string_view name, Category category) noex
     key.push_back(static_cast<char>(category));
     key.append(text);
     std::lock_guard<std::mutex> lock(mu_);
-    if (const auto it = by_key_.find(key); it != by_key_.end()) return it->second;
-    if (entries_.size() >= limit() || bytes_ + text.size() > kMaxTableBytes) {
+    const std::uint32_t generation = generation_.load(std::memory_order_relaxed);
+    if (const auto it = by_key_.find(key); it != by_key_.end()) {
+      Entry& e = *it->second;
+      if (e.used != generation) {
+        // Already held, so it costs nothing new; it counts towards this session's names so
+        // that the two generations held stay within twice the caps.
+        e.used = generation;
+        ++session_names_;
+        session_bytes_ += text.size();
+      }
+      return &e.site;
+    }
+    if (session_names_ >= limit() || session_bytes_ + text.size() > kMaxTableBytes) {
       overflowed_.fetch_add(1, std::memory_order_relaxed);
       return &kOverflowSite;
     }
-    bytes_ += text.size();
-    Entry& e = entries_.emplace_back();
-    e.name.assign(text.data(), text.size());
+    auto entry = std::make_unique<Entry>();
+    entry->key = std::move(key);
+    entry->used = generation;
     const std::uint32_t h = static_cast<std::uint32_t>(hash_name(text, category));
-    e.site = CallSite{e.name.c_str(), "", "", 0, detail::site_color("", h), category};
-    by_key_.emplace(std::move(key), &e.site);
-    return &e.site;
+    entry->site = CallSite{entry->key.c_str() + 1, "", "", 0, detail::site_color("", h), category};
+    const CallSite* site = &entry->site;
+    const std::string_view view(entry->key);
+    by_key_.emplace(view, std::move(entry));
+    ++session_names_;
+    session_bytes_ += text.size();
+    bytes_ += text.size();
+    return site;
   } catch (...) {
     overflowed_.fetch_add(1, std::memory_order_relaxed);
     return &kOverflowSite;
   }
 }
 
+void NameTable::begin_session() noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::uint32_t previous = generation_.load(std::memory_order_relaxed);
+  for (auto it = by_key_.begin(); it != by_key_.end();) {
+    if (it->second->used != previous) {
+      bytes_ -= it->second->key.size() - 1;
+      it = by_key_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  session_names_ = 0;
+  session_bytes_ = 0;
+  // Release pairs with the acquire in generation(): a thread that sees the new generation
+  // ignores the cache entries it filled before.
+  generation_.store(previous + 1, std::memory_order_release);
+}
+
 std::size_t NameTable::size() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return entries_.size();
+  return by_key_.size();
+}
+
+std::size_t NameTable::bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_;
 }
 
 }  // namespace gpuprobe::core
@@ -107,12 +149,15 @@ namespace gpuprobe::detail {
 
 const CallSite* intern(std::string_view name, Category category) noexcept {
   const std::uint64_t h = core::hash_name(name, category);
+  core::NameTable& table = core::NameTable::get();
+  const std::uint32_t generation = table.generation();
   core::CacheEntry& slot = core::t_cache[h % core::kCacheSize];
-  if (slot.site != nullptr && slot.hash == h && core::same(*slot.site, name, category)) {
+  if (slot.site != nullptr && slot.generation == generation && slot.hash == h &&
+      core::same(*slot.site, name, category)) {
     return slot.site;
   }
-  const CallSite* site = core::NameTable::get().intern(name, category);
-  if (site != &core::kOverflowSite) slot = core::CacheEntry{h, site};
+  const CallSite* site = table.intern(name, category);
+  if (site != &core::kOverflowSite) slot = core::CacheEntry{h, site, generation};
   return site;
 }
 

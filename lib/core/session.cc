@@ -162,6 +162,10 @@ class SessionCore {
     }
     owns_active_ = true;
     core::watch_forks();
+    // Before CUPTI starts, whose decoder interns the kernel names of this session.
+    core::NameTable::get().begin_session();
+    core::NameTable::get().set_limit(config.max_names);
+    core::NameTable::get().reset_overflowed();
 
     const core::ClockSource clock =
         config.clock == core::ClockChoice::kMonotonic ||
@@ -232,9 +236,8 @@ class SessionCore {
     }
 
     g_last_epoch = g_last_epoch % detail::kMaxEpoch + 1;
-    core::ThreadRegistry::get().begin_session(g_last_epoch, config.ring_capacity);
-    core::NameTable::get().set_limit(config.max_names);
-    core::NameTable::get().reset_overflowed();
+    core::ThreadRegistry::get().begin_session(g_last_epoch, config.ring_capacity,
+                                              config.rings_mb << 20);
     if (config.categories) {
       // For this session: the process-wide switches come back when it stops.
       saved_categories_ = core::enabled_categories();

@@ -41,6 +41,11 @@ thread_local ThreadExitHook t_exit_hook;
 // The name given with set_thread_name(), applied to every ring this thread takes.
 thread_local std::string t_thread_name;
 
+// What one ring costs, slots and bookkeeping.
+std::uint64_t ring_bytes(std::uint64_t capacity) {
+  return capacity * sizeof(detail::Record) + sizeof(ThreadState);
+}
+
 std::string os_thread_name() {
   char buf[64] = {};
   if (pthread_getname_np(pthread_self(), buf, sizeof buf) != 0) return {};
@@ -54,8 +59,11 @@ ThreadRegistry& ThreadRegistry::get() {
   return *registry;
 }
 
-void ThreadRegistry::begin_session(std::uint32_t epoch, std::uint64_t capacity) {
+void ThreadRegistry::begin_session(std::uint32_t epoch, std::uint64_t capacity,
+                                   std::uint64_t max_bytes) {
   std::lock_guard<std::mutex> lock(mu_);
+  max_bytes_ = max_bytes;
+  lost_without_ring_.store(0, std::memory_order_relaxed);
   if (epoch <= last_epoch_) {
     // Epochs wrapped: a ring still held by a thread idle since the session that had this epoch
     // before would look current to that thread. Clearing it makes the thread take a new ring.
@@ -69,8 +77,16 @@ void ThreadRegistry::begin_session(std::uint32_t epoch, std::uint64_t capacity) 
     return r->ring.capacity() != capacity;
   };
   const auto first = std::remove_if(free_.begin(), free_.end(), wrong_size);
+  for (auto it = first; it != free_.end(); ++it)
+    allocated_bytes_ -= ring_bytes((*it)->ring.capacity());
   allocated_ -= static_cast<std::size_t>(free_.end() - first);
   free_.erase(first, free_.end());
+  // Spare rings beyond the budget go too, so that the budget holds from the first ring on.
+  while (!free_.empty() && allocated_bytes_ > max_bytes_) {
+    allocated_bytes_ -= ring_bytes(free_.back()->ring.capacity());
+    free_.pop_back();
+    --allocated_;
+  }
 }
 
 void ThreadRegistry::end_session() {
@@ -78,8 +94,9 @@ void ThreadRegistry::end_session() {
   epoch_ = 0;
 }
 
-ThreadState* ThreadRegistry::acquire(std::uint32_t epoch) noexcept {
+ThreadState* ThreadRegistry::acquire(std::uint32_t epoch, Refusal* why) noexcept {
   const std::int64_t tid = static_cast<std::int64_t>(syscall(SYS_gettid));
+  *why = Refusal::kNotCurrent;
   try {
     std::string name = t_thread_name.empty() ? os_thread_name() : t_thread_name;
     std::unique_lock<std::mutex> lock(mu_);
@@ -89,22 +106,43 @@ ThreadState* ThreadRegistry::acquire(std::uint32_t epoch) noexcept {
       ring = std::move(free_.back());
       free_.pop_back();
     } else {
+      const std::uint64_t capacity = capacity_;
+      const std::uint64_t bytes = ring_bytes(capacity);
+      if (allocated_bytes_ + bytes > max_bytes_) {
+        *why = Refusal::kNoMemory;
+        // Under the lock, so that the collector cannot go away between the read and the call.
+        if (pressure_hook_ != nullptr) pressure_hook_(pressure_arg_);
+        return nullptr;
+      }
+      // Reserved before the lock is released, so threads allocating at once stay in budget.
+      allocated_bytes_ += bytes;
+      ++allocated_;
       // A new ring is allocated and zeroed without the lock: other threads' first events do not
       // wait for it (64 threads starting at once waited 18 ms in the median, behind each other).
-      const std::uint64_t capacity = capacity_;
       lock.unlock();
-      ring = std::make_unique<ThreadState>();
-      // Value-initialized, so every page is faulted in here, on the thread's first event,
-      // rather than one page fault per 128 records on the recording path.
-      ring->slots.reset(new detail::Record[capacity]());
+      if (allocation_hook_ != nullptr) allocation_hook_();
+      try {
+        ring = std::make_unique<ThreadState>();
+        // Value-initialized, so every page is faulted in here, on the thread's first event,
+        // rather than one page fault per 128 records on the recording path.
+        ring->slots.reset(new detail::Record[capacity]());
+      } catch (...) {
+        ring.reset();
+      }
       lock.lock();
-      ++allocated_;
+      if (!ring) {
+        allocated_bytes_ -= bytes;
+        --allocated_;
+        *why = Refusal::kNoMemory;
+        return nullptr;
+      }
       if (epoch != epoch_ || capacity != capacity_) {
         // The session ended meanwhile: the ring waits for the next thread of a session like it.
         ring->ring.reset(ring->slots.get(), capacity);
         if (capacity == capacity_ && free_.size() < kMaxFreeRings) {
           free_.push_back(std::move(ring));
         } else {
+          allocated_bytes_ -= bytes;
           --allocated_;
         }
         return nullptr;
@@ -120,10 +158,18 @@ ThreadState* ThreadRegistry::acquire(std::uint32_t epoch) noexcept {
     ring->name = std::move(name);
     ring->name_version.fetch_add(1, std::memory_order_relaxed);
     live_.push_back(ring.get());
+    *why = Refusal::kNone;
     return ring.release();
   } catch (...) {
+    *why = Refusal::kNoMemory;
     return nullptr;  // out of memory: this thread's events are not recorded
   }
+}
+
+void ThreadRegistry::set_pressure_hook(void (*hook)(void*), void* arg) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pressure_hook_ = hook;
+  pressure_arg_ = arg;
 }
 
 void ThreadRegistry::release(ThreadState* ring) noexcept {
@@ -154,9 +200,15 @@ void ThreadRegistry::recycle(ThreadState* ring) {
   if (free_.size() < kMaxFreeRings && ring->ring.capacity() == capacity_) {
     free_.emplace_back(ring);
   } else {
+    allocated_bytes_ -= ring_bytes(ring->ring.capacity());
     delete ring;
     --allocated_;
   }
+}
+
+std::uint32_t ThreadRegistry::reserve_index() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return next_index_++;
 }
 
 std::string ThreadRegistry::name_of(const ThreadState* ring) {
@@ -169,6 +221,11 @@ std::size_t ThreadRegistry::allocated() const {
   return allocated_;
 }
 
+std::uint64_t ThreadRegistry::allocated_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return allocated_bytes_;
+}
+
 }  // namespace core
 
 namespace detail {
@@ -177,13 +234,33 @@ ThreadRing* acquire_ring(std::uint64_t gate) noexcept {
   // A signal handler recording while this thread is getting its ring would wait for the
   // registry's lock its own thread holds: its event is not recorded.
   static __thread bool t_acquiring = false;
+  // After a refusal for lack of memory, this thread's events are counted as lost without asking
+  // the registry again until a millisecond has passed: one lock per event would make a thread
+  // without a ring slower than one with.
+  static __thread std::uint32_t t_refused_epoch = 0;
+  static __thread std::uint64_t t_retry_at_ns = 0;
   if (core::t_exiting || t_acquiring) return nullptr;
+  core::ThreadRegistry& registry = core::ThreadRegistry::get();
+  const std::uint32_t epoch = epoch_of(gate);
+  if (t_refused_epoch == epoch && monotonic_ns() < t_retry_at_ns) {
+    registry.count_lost_without_ring();
+    return nullptr;
+  }
   t_acquiring = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  core::ThreadState* fresh = core::ThreadRegistry::get().acquire(epoch_of(gate));
+  core::ThreadRegistry::Refusal why = core::ThreadRegistry::Refusal::kNone;
+  core::ThreadState* fresh = registry.acquire(epoch, &why);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   t_acquiring = false;
-  if (fresh == nullptr) return nullptr;
+  if (fresh == nullptr) {
+    if (why == core::ThreadRegistry::Refusal::kNoMemory) {
+      registry.count_lost_without_ring();
+      t_refused_epoch = epoch;
+      t_retry_at_ns = monotonic_ns() + 1000000;
+    }
+    return nullptr;
+  }
+  t_refused_epoch = 0;
   static_cast<void>(&core::t_exit_hook);  // registers the exit hook on this thread's first event
   if (t_ring != nullptr) core::ThreadRegistry::release(static_cast<core::ThreadState*>(t_ring));
   t_ring = fresh;

@@ -1,6 +1,6 @@
 // Hands out per-thread rings, takes them back when threads exit, and lets the collector find
-// them. Rings are reused, so memory is bounded by the number of threads recording at once, not
-// by how many threads ever recorded.
+// them. Rings are reused, so memory follows the number of threads recording at once, not how
+// many threads ever recorded; and all rings together stay within the session's byte budget.
 #pragma once
 
 #include <atomic>
@@ -39,14 +39,19 @@ class ThreadRegistry {
 
   // A session starts: rings are handed out for `epoch`, `capacity` records each, and thread
   // indices restart at 0. Rings of another capacity waiting for reuse are freed. An epoch not
-  // above the last one (they wrapped) invalidates every ring still held.
-  void begin_session(std::uint32_t epoch, std::uint64_t capacity);
+  // above the last one (they wrapped) invalidates every ring still held. No ring is allocated
+  // that would take the rings held past `max_bytes`.
+  void begin_session(std::uint32_t epoch, std::uint64_t capacity, std::uint64_t max_bytes);
   // No session: acquire() returns nullptr until the next begin_session().
   void end_session();
 
-  // Producer: a ring for the calling thread, or nullptr if `epoch` is not the current session
-  // or memory ran out.
-  ThreadState* acquire(std::uint32_t epoch) noexcept;
+  enum class Refusal : std::uint8_t {
+    kNone,
+    kNotCurrent,  // `epoch` is not the current session: nothing to record
+    kNoMemory,    // the budget is spent (or the allocation failed): the event is lost
+  };
+  // Producer: a ring for the calling thread, or nullptr and why.
+  ThreadState* acquire(std::uint32_t epoch, Refusal* why) noexcept;
   // Producer: the calling thread will not write to `ring` again.
   static void release(ThreadState* ring) noexcept;
   // Producer: renames the calling thread's ring.
@@ -56,10 +61,28 @@ class ThreadRegistry {
   void snapshot(std::vector<ThreadState*>* out);
   // Collector: `ring` is released and drained; make it available to new threads.
   void recycle(ThreadState* ring);
+  // Collector: a row in the session's Stats::threads for something that is not a ring (a
+  // track), numbered with the rings'.
+  std::uint32_t reserve_index();
   // Collector: a copy of `ring`'s name.
   std::string name_of(const ThreadState* ring);
   // Rings allocated and not freed, for tests that check reuse.
   std::size_t allocated() const;
+  // Their bytes, which stay within the session's budget.
+  std::uint64_t allocated_bytes() const;
+
+  // Events lost this session because their thread had no ring (Refusal::kNoMemory). Any thread.
+  void count_lost_without_ring() noexcept {
+    lost_without_ring_.fetch_add(1, std::memory_order_relaxed);
+  }
+  std::uint64_t lost_without_ring() const noexcept {
+    return lost_without_ring_.load(std::memory_order_relaxed);
+  }
+  // Called, outside the lock, when a ring is refused for lack of budget: the collector drains
+  // soon, which recycles the rings of exited threads. Set while a collector runs.
+  void set_pressure_hook(void (*hook)(void*), void* arg);
+  // Tests: called by a thread allocating its ring, after the lock is released.
+  void set_allocation_hook_for_testing(void (*hook)()) { allocation_hook_ = hook; }
 
   // fork(): held across it (core/fork.cc), so that the child never inherits it locked.
   void lock_for_fork() { mu_.lock(); }
@@ -72,6 +95,12 @@ class ThreadRegistry {
   std::vector<ThreadState*> live_;
   std::vector<std::unique_ptr<ThreadState>> free_;
   std::size_t allocated_ = 0;
+  std::uint64_t allocated_bytes_ = 0;  // of allocated_ rings, and of those being allocated
+  std::uint64_t max_bytes_ = ~std::uint64_t{0};
+  std::atomic<std::uint64_t> lost_without_ring_{0};
+  void (*pressure_hook_)(void*) = nullptr;
+  void* pressure_arg_ = nullptr;
+  void (*allocation_hook_)() = nullptr;
   std::uint32_t epoch_ = 0;
   std::uint32_t last_epoch_ = 0;  // of the last begin_session(), to notice a wrap
   std::uint64_t capacity_ = 0;

@@ -194,11 +194,13 @@ class ChromeReader {
       if (k == "clock"sv) return json_.string(&info_.clock);
       if (k == "config"sv) return json_.string(&info_.config);
       if (k == "nvtx"sv) return json_.boolean(&info_.nvtx);
-      if (k != "events_dropped"sv && k != "ring_capacity"sv && k != "names_overflowed"sv)
+      if (k != "events_dropped"sv && k != "events_dropped_no_ring"sv && k != "ring_capacity"sv &&
+          k != "names_overflowed"sv)
         return json_.skip_value();
       if (Status r = read_int(&v); !r.ok()) return r;
       const auto u = static_cast<std::uint64_t>(v);
       if (k == "events_dropped"sv) stats_.dropped = u;
+      if (k == "events_dropped_no_ring"sv) stats_.dropped_no_ring = u;
       if (k == "ring_capacity"sv) stats_.ring_capacity = u;
       if (k == "names_overflowed"sv) stats_.names_overflowed = u;
       return {};

@@ -469,6 +469,7 @@ class PerfettoReader {
     for (const Annotation& a : annotations) {
       const auto u = saturate<std::uint64_t>(a.number);
       if (a.name == "events_dropped") stats_.dropped = u;
+      if (a.name == "events_dropped_no_ring") stats_.dropped_no_ring = u;
       if (a.name == "ring_capacity") stats_.ring_capacity = u;
       if (a.name == "names_overflowed") stats_.names_overflowed = u;
       if (a.name == "clock") info_.clock = a.text;

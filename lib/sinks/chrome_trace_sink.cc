@@ -269,6 +269,7 @@ Status ChromeTraceSink::close(const Stats& stats, const TimeBase&) {
   const auto n = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
   append_int_members(&buf_, {{"events_written", n(stats.written)},
                              {"events_dropped", n(stats.dropped)},
+                             {"events_dropped_no_ring", n(stats.dropped_no_ring)},
                              {"ring_capacity", n(stats.ring_capacity)},
                              {"names_overflowed", n(stats.names_overflowed)}});
   append_gpu_stats(stats.gpu);

@@ -476,6 +476,7 @@ Status PerfettoSink::close(const Stats& stats, const TimeBase&) {
       {"config", Annotation::kString, 0, 0, info_.config.c_str()},
       {"events_written", Annotation::kInt, n(stats.written), 0, nullptr},
       {"events_dropped", Annotation::kInt, n(stats.dropped), 0, nullptr},
+      {"events_dropped_no_ring", Annotation::kInt, n(stats.dropped_no_ring), 0, nullptr},
       {"ring_capacity", Annotation::kInt, n(stats.ring_capacity), 0, nullptr},
       {"names_overflowed", Annotation::kInt, n(stats.names_overflowed), 0, nullptr},
       {"gpu_status", Annotation::kString, 0, 0, gpu.status.c_str()},

@@ -7,9 +7,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "gpuprobe/gpuprobe.hpp"
@@ -62,6 +64,129 @@ std::optional<Category> category_from(std::string_view name) {
   if (name.size() == 5 && name.substr(0, 4) == "user" && name[4] >= '0' && name[4] <= '7')
     return static_cast<Category>(static_cast<int>(Category::kUser0) + (name[4] - '0'));
   return std::nullopt;
+}
+
+// ---- asyncio: each task's ranges on a track of its own ----
+//
+// A task's range crosses its `await`s while other tasks run on the thread, so the ranges of
+// tasks interleave: on the thread's track they would be drawn as a wrong nest (one task's range
+// as the parent of another's). Ranges opened inside a task go on the task's track instead
+// (ManualRange::begin_on_track), which the outputs show as a thread named "asyncio <task name>".
+
+// asyncio's C parts, looked up once `_asyncio` has been imported (by asyncio): the running loop,
+// and the current task — a function from Python 3.12, before it the dictionary loop -> task.
+PyObject* g_get_running_loop = nullptr;
+PyObject* g_current_task = nullptr;
+PyObject* g_current_tasks = nullptr;
+PyObject* g_asyncio_name = nullptr;  // "_asyncio", interned
+
+// The task running on this thread (a new reference), or nullptr: no loop runs here, or asyncio
+// is not imported. Never leaves a Python error set.
+PyObject* current_task() {
+  if (g_get_running_loop == nullptr) {
+    if (g_asyncio_name == nullptr) return nullptr;
+    PyObject* module = PyDict_GetItemWithError(PyImport_GetModuleDict(), g_asyncio_name);
+    if (module == nullptr) {
+      PyErr_Clear();
+      return nullptr;  // a dictionary lookup per range until asyncio is imported
+    }
+    PyObject* loop_fn = PyObject_GetAttrString(module, "_get_running_loop");
+    PyObject* task_fn = PyObject_GetAttrString(module, "current_task");
+    PyObject* tasks =
+        task_fn != nullptr ? nullptr : PyObject_GetAttrString(module, "_current_tasks");
+    PyErr_Clear();
+    if (loop_fn == nullptr || (task_fn == nullptr && (tasks == nullptr || !PyDict_Check(tasks)))) {
+      Py_XDECREF(loop_fn);
+      Py_XDECREF(task_fn);
+      Py_XDECREF(tasks);
+      Py_CLEAR(g_asyncio_name);  // an asyncio we do not know: ranges stay on their threads
+      return nullptr;
+    }
+    g_get_running_loop = loop_fn;
+    g_current_task = task_fn;
+    g_current_tasks = tasks;
+  }
+  PyObject* loop = PyObject_CallNoArgs(g_get_running_loop);
+  if (loop == nullptr || loop == Py_None) {
+    if (loop == nullptr) PyErr_Clear();
+    Py_XDECREF(loop);
+    return nullptr;
+  }
+  PyObject* task = nullptr;
+  if (g_current_task != nullptr) {
+    task = PyObject_CallOneArg(g_current_task, loop);
+  } else {
+    task = PyDict_GetItemWithError(g_current_tasks, loop);  // borrowed
+    Py_XINCREF(task);
+  }
+  Py_DECREF(loop);
+  if (task == nullptr || task == Py_None) {
+    if (task == nullptr) PyErr_Clear();
+    Py_XDECREF(task);
+    return nullptr;
+  }
+  return task;
+}
+
+struct TaskTrack {
+  PyObject* task_ref;  // a weak reference: an address can be reused once the task is gone
+  std::uint32_t track;
+  std::uint32_t named_epoch;  // the session that was told the track's name
+};
+// Tasks run on their loop's thread, so the map is per thread.
+thread_local std::unordered_map<const PyObject*, TaskTrack> t_tasks;
+thread_local std::size_t t_prune_at = 1024;
+
+// Forgets finished tasks once the map has doubled since it was last pruned.
+void prune_tasks() {
+  for (auto it = t_tasks.begin(); it != t_tasks.end();) {
+    if (PyWeakref_GetObject(it->second.task_ref) == Py_None) {
+      Py_DECREF(it->second.task_ref);
+      it = t_tasks.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  t_prune_at = std::max<std::size_t>(1024, 2 * t_tasks.size());
+}
+
+// The track for ranges opened now on this thread: the running task's, or 0 (the thread's).
+std::uint32_t current_track() {
+  PyObject* task = current_task();
+  if (task == nullptr) return 0;
+  auto it = t_tasks.find(task);
+  if (it != t_tasks.end() && PyWeakref_GetObject(it->second.task_ref) != task) {
+    Py_DECREF(it->second.task_ref);  // another task that had this address
+    t_tasks.erase(it);
+    it = t_tasks.end();
+  }
+  if (it == t_tasks.end()) {
+    if (t_tasks.size() >= t_prune_at) prune_tasks();
+    PyObject* ref = PyWeakref_NewRef(task, nullptr);
+    if (ref == nullptr) {
+      PyErr_Clear();
+      Py_DECREF(task);
+      return 0;
+    }
+    it = t_tasks.emplace(task, TaskTrack{ref, new_track(), 0}).first;
+  }
+  // Named once per session, before its first range, so that every output has the name.
+  const std::uint32_t epoch = detail::epoch_of(detail::g_gate.load(std::memory_order_relaxed));
+  if (it->second.named_epoch != epoch) {
+    std::string name = "asyncio task";
+    if (PyObject* n = PyObject_CallMethod(task, "get_name", nullptr)) {
+      if (const char* text = PyUnicode_Check(n) ? PyUnicode_AsUTF8(n) : nullptr) {
+        name = std::string("asyncio ") + text;
+      }
+      Py_DECREF(n);
+    }
+    PyErr_Clear();
+    name_track(it->second.track, name);
+    it->second.named_epoch = epoch;
+  }
+  const std::uint32_t track = it->second.track;
+  Py_DECREF(task);
+  return track;
 }
 
 // ---- ranges begun and ended by callbacks (module hooks) ----
@@ -118,7 +243,8 @@ PyObject* range_enter(PyObject* obj, PyObject*) {
     Py_ssize_t size = 0;
     const char* text = PyUnicode_AsUTF8AndSize(self->name, &size);  // cached in the str
     if (text == nullptr) return nullptr;
-    r.begin(std::string_view(text, static_cast<std::size_t>(size)), self->category);
+    r.begin_on_track(std::string_view(text, static_cast<std::size_t>(size)), self->category,
+                     current_track());
   }
   Py_INCREF(obj);
   return obj;
@@ -215,7 +341,7 @@ std::uint64_t begin_range(const std::string& name, const std::string& category) 
   const std::optional<Category> c = category_from(category);
   if (!c) throw py::value_error("unknown gpuprobe category '" + category + "'");
   t_open.push_back(OpenRange{nullptr, id, {}});
-  t_open.back().range.begin(name, *c);
+  t_open.back().range.begin_on_track(name, *c, detail::gate_for(*c) != 0 ? current_track() : 0);
   return id;
 }
 
@@ -223,6 +349,7 @@ py::dict stats_dict(const Stats& s) {
   py::dict d;
   d["written"] = s.written;
   d["dropped"] = s.dropped;
+  d["dropped_no_ring"] = s.dropped_no_ring;
   d["ring_capacity"] = s.ring_capacity;
   d["names_overflowed"] = s.names_overflowed;
   py::list threads;
@@ -264,6 +391,7 @@ PYBIND11_MODULE(_core, m) {
   using namespace gpuprobe::python;
   m.doc() = "gpuprobe's C++ core: sessions, ranges, instants, counters, steps.";
 
+  g_asyncio_name = PyUnicode_InternFromString("_asyncio");
   PyObject* range_type = PyType_FromSpec(&kRangeSpec);
   if (range_type == nullptr) throw py::error_already_set();
   m.add_object("range", py::reinterpret_steal<py::object>(range_type));

@@ -312,6 +312,38 @@ TEST_CASE("Thread names come from set_thread_name, else from the OS") {
   REQUIRE(a.os_tid != b.os_tid);
 }
 
+// Interleaved work on one thread (asyncio tasks): each sequence's ranges on a track of its own,
+// shown as a thread named with name_track(), and counted in that row.
+TEST_CASE("ranges on tracks become rows of their own, named, with their events counted") {
+  auto sink = std::make_shared<CaptureSink>();
+  Session session("", {sink});
+  const std::uint32_t first = new_track(), second = new_track();
+  REQUIRE(first != 0);
+  REQUIRE(second != first);
+  name_track(first, "task one");
+  name_track(second, "task two");
+  ManualRange a, b;
+  a.begin_on_track("one", Category::kApp, first);
+  b.begin_on_track("two", Category::kApp, second);
+  a.end();  // not nested: fine on tracks of their own
+  { GPUPROBE_RANGE("thread itself"); }
+  b.end();
+  session.stop();
+  const Stats stats = session.stats();
+  const testing::CapturedEvent one = sink->named("one").at(0), two = sink->named("two").at(0);
+  const testing::CapturedEvent own = sink->named("thread itself").at(0);
+  REQUIRE(one.thread != two.thread);
+  REQUIRE(one.thread != own.thread);
+  CHECK(stats.threads[one.thread].name == "task one");
+  CHECK(stats.threads[two.thread].name == "task two");
+  CHECK(stats.threads[one.thread].written == 1);
+  CHECK(stats.threads[two.thread].written == 1);
+  CHECK(stats.threads[own.thread].written == 1);  // the names are not events
+  CHECK(one.os_tid != two.os_tid);
+  CHECK(one.os_tid > (std::int64_t{1} << 22));  // never a kernel thread id
+  CHECK(stats.written == 3);
+}
+
 TEST_CASE("A sink that fails is disabled, reported once, and the others go on") {
   class FailingSink : public Sink {
    public:

@@ -4,6 +4,7 @@ with Python and C++ events in the same rings and files."""
 import gc
 import json
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -280,3 +281,67 @@ def test_asyncio_tasks_get_their_own_durations(tmp_path):
     for name, ms in (("short", 20), ("middle", 50), ("long", 80)):
         (e,) = named(events, name)
         assert ms * 1000 <= e["dur"] < (ms + 40) * 1000, (name, e["dur"])
+
+
+def test_asyncio_tasks_record_on_tracks_of_their_own(tmp_path):
+    # Interleaved tasks on one thread: on the thread's track one task's range would be drawn as
+    # the parent of another's. Each task's ranges go on the task's track, a thread of its own
+    # named after the task, nested exactly as the task nested them; code outside any task stays
+    # on the thread.
+    import asyncio
+
+    chrome, perfetto = tmp_path / "t.json", tmp_path / "t.pftrace"
+
+    async def request(name, pause):
+        with gpuprobe.range(f"{name} whole"):
+            for i in range(3):
+                with gpuprobe.range(f"{name} part {i}"):
+                    await asyncio.sleep(pause)
+                    with gpuprobe.range(f"{name} compute {i}"):
+                        time.sleep(0.001)
+
+    async def main():
+        await asyncio.gather(asyncio.create_task(request("a", 0.01), name="fetch a"),
+                             asyncio.create_task(request("b", 0.015), name="fetch b"))
+
+    with gpuprobe.Session(f"chrome={chrome},perfetto={perfetto}"):
+        with gpuprobe.range("outside the loop"):
+            asyncio.run(main())
+    with open(chrome) as f:
+        trace = json.load(f)
+    names = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"]
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    events = load_events(chrome)
+    (outside,) = named(events, "outside the loop")
+    assert outside["tid"] == threading.get_native_id()
+    tids = {}
+    for task in ("a", "b"):
+        (whole,) = named(events, f"{task} whole")
+        tids[task] = whole["tid"]
+        assert "fetch " + task in names[whole["tid"]]
+        for i in range(3):
+            (part,) = named(events, f"{task} part {i}")
+            (compute,) = named(events, f"{task} compute {i}")
+            assert inside(part, whole) and inside(compute, part)
+    assert len({tids["a"], tids["b"], outside["tid"]}) == 3
+    # On each track, ranges nest: no two overlap unless one contains the other.
+    for tid in tids.values():
+        spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
+                       if e.get("ph") == "X" and e["tid"] == tid)
+        stack = []
+        for begin, end in spans:
+            while stack and stack[-1] <= begin:
+                stack.pop()
+            assert not stack or end <= stack[-1] + 1e-3
+            stack.append(end)
+    # The Perfetto output has the same tracks: gpuprobe's reader turns it back into the same
+    # threads and ranges.
+    back = tmp_path / "back.json"
+    cli = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build")) / "gpuprobe"
+    subprocess.run([str(cli), "convert", str(perfetto), str(back)], check=True)
+    again = load_events(back)
+    for task in ("a", "b"):
+        (whole,) = named(again, f"{task} whole")
+        for i in range(3):
+            assert inside(named(again, f"{task} compute {i}")[0], whole)
+    assert named(again, "a whole")[0]["tid"] != named(again, "b whole")[0]["tid"]

@@ -219,6 +219,8 @@ TEST_CASE("a conversion keeps every statistic and session fact of the summary") 
   t.stats.written = t.events.size();  // what a converter counts as it writes
   t.stats.ring_capacity = 4096;
   t.stats.names_overflowed = 5;
+  t.stats.dropped = 9;
+  t.stats.dropped_no_ring = 3;
   GpuStats& g = t.stats.gpu;
   g.records = 11, g.dropped = 12, g.buffers_exhausted = 13, g.filtered = 14;
   g.starts_before_launch = 15, g.attributed = 16, g.unattributed = 17, g.untimed = 18;

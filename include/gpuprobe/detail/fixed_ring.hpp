@@ -15,10 +15,11 @@ namespace gpuprobe::detail {
 
 /// What a Record holds.
 enum class RecordKind : std::uint32_t {
-  kRange = 0,    ///< `begin`..`end` in ticks.
-  kInstant = 1,  ///< `begin` in ticks; `end` unused.
-  kCounter = 2,  ///< `begin` in ticks; `end` holds the bits of a double.
-  kStep = 3,     ///< A step `begin`..`end`; `arg` is its number.
+  kRange = 0,      ///< `begin`..`end` in ticks; `arg` is its track (0: the thread itself).
+  kInstant = 1,    ///< `begin` in ticks; `end` unused.
+  kCounter = 2,    ///< `begin` in ticks; `end` holds the bits of a double.
+  kStep = 3,       ///< A step `begin`..`end`; `arg` is its number.
+  kTrackName = 4,  ///< Not an event: `site` names track `arg` from now on.
 };
 
 /// One event as the hot path writes it: two words of payload and a pointer to its call site.
@@ -28,7 +29,7 @@ struct Record {
   std::uint64_t end;
   const CallSite* site;
   RecordKind kind;
-  std::uint32_t arg;  ///< Kind-specific: the step number for kStep.
+  std::uint32_t arg;  ///< Kind-specific: the step number, or the track.
 };
 static_assert(sizeof(Record) == 32, "Record must stay 32 bytes");
 
