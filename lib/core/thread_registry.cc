@@ -120,7 +120,7 @@ ThreadState* ThreadRegistry::acquire(std::uint32_t epoch, Refusal* why) noexcept
       // A new ring is allocated and zeroed without the lock: other threads' first events do not
       // wait for it (64 threads starting at once waited 18 ms in the median, behind each other).
       lock.unlock();
-      if (allocation_hook_ != nullptr) allocation_hook_();
+      if (void (*hook)() = allocation_hook_.load(std::memory_order_relaxed)) hook();
       try {
         ring = std::make_unique<ThreadState>();
         // Value-initialized, so every page is faulted in here, on the thread's first event,

@@ -82,7 +82,7 @@ class ThreadRegistry {
   // soon, which recycles the rings of exited threads. Set while a collector runs.
   void set_pressure_hook(void (*hook)(void*), void* arg);
   // Tests: called by a thread allocating its ring, after the lock is released.
-  void set_allocation_hook_for_testing(void (*hook)()) { allocation_hook_ = hook; }
+  void set_allocation_hook_for_testing(void (*hook)()) { allocation_hook_.store(hook); }
 
   // fork(): held across it (core/fork.cc), so that the child never inherits it locked.
   void lock_for_fork() { mu_.lock(); }
@@ -100,7 +100,7 @@ class ThreadRegistry {
   std::atomic<std::uint64_t> lost_without_ring_{0};
   void (*pressure_hook_)(void*) = nullptr;
   void* pressure_arg_ = nullptr;
-  void (*allocation_hook_)() = nullptr;
+  std::atomic<void (*)()> allocation_hook_{nullptr};
   std::uint32_t epoch_ = 0;
   std::uint32_t last_epoch_ = 0;  // of the last begin_session(), to notice a wrap
   std::uint64_t capacity_ = 0;

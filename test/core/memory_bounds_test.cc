@@ -66,10 +66,14 @@ TEST_CASE("all rings together stay within rings_mb, and the events of threads pa
   CHECK(stats.dropped_no_ring == std::size_t{kThreads} * kEvents - written);
   CHECK(stats.dropped == stats.dropped_no_ring);
 
-  // Once the burst's threads are gone their rings serve new threads again.
+  // Once the burst's threads are gone, and the collector has been by, their rings serve new
+  // threads again.
   auto next = std::make_shared<CaptureSink>();
   Session again("ring=32768,rings_mb=4,flush_ms=1", {next});
-  for (int t = 0; t < kThreads; ++t) std::thread([] { instant("after"); }).join();
+  for (int t = 0; t < kThreads; ++t) {
+    std::thread([] { instant("after"); }).join();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // far longer than flush_ms
+  }
   REQUIRE(again.stop().ok());
   CHECK(next->named("after").size() == kThreads);
   CHECK(next->final_stats().dropped == 0);
