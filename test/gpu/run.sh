@@ -90,6 +90,8 @@ PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu python3 -m pytest -q -rs -p
   test/python/test_torch_integration.py test/python/test_compile_accounting.py 2>&1 | tee "$out/pytest.log" | tail -15
 PYTHONPATH="$pkg" python3 bench/python/range_bench.py --json "$out/python_bench.json" 2>&1 |
   tee "$out/python_bench.txt"
+PYTHONPATH="$pkg" python3 bench/python/range_bench.py --in-asyncio-task 2>&1 |
+  tee "$out/python_bench_task.txt"
 
 # NCCL needs a GPU per rank; with one GPU both ranks share it and all-reduce through gloo.
 gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
@@ -119,3 +121,4 @@ printf '%-28s %s\n' "ranks (gpuprobe recorder)" "$(grep -E 'straggler:' "$out/ra
 printf '%-28s %s\n' "ranks (torch.profiler)" "$(grep -E 'straggler:' "$out/ranks_torch.txt" 2>/dev/null)"
 printf '%-28s %s\n' "python range (recording)" "$(grep 'gpuprobe.range, recording' "$out/python_bench.txt" 2>/dev/null)"
 printf '%-28s %s\n' "python empty ctx manager" "$(grep 'empty Python context manager' "$out/python_bench.txt" 2>/dev/null)"
+printf '%-28s %s\n' "python range in a task" "$(grep 'gpuprobe.range, recording' "$out/python_bench_task.txt" 2>/dev/null)"
