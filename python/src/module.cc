@@ -75,7 +75,11 @@ std::optional<Category> category_from(std::string_view name) {
 
 // asyncio's C parts, looked up once `_asyncio` has been imported (by asyncio): the running loop,
 // and the current task — a function from Python 3.12, before it the dictionary loop -> task.
+// Every recording range outside a loop asks for the loop, so that call goes straight to the C
+// function (METH_NOARGS), not through Python's call machinery.
 PyObject* g_get_running_loop = nullptr;
+PyCFunction g_get_running_loop_c = nullptr;
+PyObject* g_get_running_loop_self = nullptr;
 PyObject* g_current_task = nullptr;
 PyObject* g_current_tasks = nullptr;
 PyObject* g_asyncio_name = nullptr;  // "_asyncio", interned
@@ -105,8 +109,14 @@ PyObject* current_task() {
     g_get_running_loop = loop_fn;
     g_current_task = task_fn;
     g_current_tasks = tasks;
+    if (PyCFunction_Check(loop_fn) && (PyCFunction_GetFlags(loop_fn) & METH_NOARGS) != 0) {
+      g_get_running_loop_c = PyCFunction_GetFunction(loop_fn);
+      g_get_running_loop_self = PyCFunction_GetSelf(loop_fn);
+    }
   }
-  PyObject* loop = PyObject_CallNoArgs(g_get_running_loop);
+  PyObject* loop = g_get_running_loop_c != nullptr
+                       ? g_get_running_loop_c(g_get_running_loop_self, nullptr)
+                       : PyObject_CallNoArgs(g_get_running_loop);
   if (loop == nullptr || loop == Py_None) {
     if (loop == nullptr) PyErr_Clear();
     Py_XDECREF(loop);
@@ -341,7 +351,7 @@ std::uint64_t begin_range(const std::string& name, const std::string& category) 
   const std::optional<Category> c = category_from(category);
   if (!c) throw py::value_error("unknown gpuprobe category '" + category + "'");
   t_open.push_back(OpenRange{nullptr, id, {}});
-  t_open.back().range.begin_on_track(name, *c, detail::gate_for(*c) != 0 ? current_track() : 0);
+  t_open.back().range.begin(name, *c);  // hooks are synchronous: the thread's track
   return id;
 }
 

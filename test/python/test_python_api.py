@@ -345,3 +345,27 @@ def test_asyncio_tasks_record_on_tracks_of_their_own(tmp_path):
         for i in range(3):
             assert inside(named(again, f"{task} compute {i}")[0], whole)
     assert named(again, "a whole")[0]["tid"] != named(again, "b whole")[0]["tid"]
+
+
+def test_a_decorated_coroutine_function_records_its_whole_run(tmp_path):
+    # Not just the creation of the coroutine object: the range lasts until it returns, on the
+    # task's track.
+    import asyncio
+
+    path = tmp_path / "t.json"
+
+    @gpuprobe.range("fetch")
+    async def fetch(seconds):
+        await asyncio.sleep(seconds)
+        return seconds
+
+    async def main():
+        return await asyncio.gather(fetch(0.03), fetch(0.01))
+
+    with gpuprobe.Session(f"chrome={path}"):
+        assert asyncio.run(main()) == [0.03, 0.01]
+    assert asyncio.iscoroutinefunction(fetch) and fetch.__name__ == "fetch"
+    spans = sorted(named(load_events(path), "fetch"), key=lambda e: e["dur"])
+    assert len(spans) == 2
+    assert 10_000 <= spans[0]["dur"] < 40_000 and 30_000 <= spans[1]["dur"] < 70_000
+    assert spans[0]["tid"] != spans[1]["tid"]  # two tasks, two tracks
