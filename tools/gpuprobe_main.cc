@@ -21,6 +21,7 @@
 #include "gpuprobe/version.hpp"
 #include "readers/trace_file.h"
 #include "report/trace_report.h"
+#include "session/builtin_sinks.h"
 #include "tools/report_compare.h"
 #include "tools/report_output.h"
 #include "tools/trace_dump_sink.h"
@@ -115,6 +116,7 @@ int convert(const std::vector<std::string>& args) {
     return fail(
         Status::Error("cannot create directory '" + parent.string() + "': " + ec.message()));
   std::unique_ptr<Sink> sink;
+  session::register_builtin_sinks();
   if (Status s = core::SinkRegistry::get().create(kind, out, &sink); !s.ok()) return fail(s);
   Progress progress("converting " + in);
   readers::ProgressFn report = [&](double f, std::uint64_t n) { progress(f, n); };

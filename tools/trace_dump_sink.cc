@@ -2,13 +2,14 @@
 
 #include <string>
 
-#include "core/categories.h"
-#include "sinks/chrome_gpu_events.h"
+#include "formats/category_names.h"
+#include "formats/kineto.h"
 
 namespace gpuprobe::tools {
 
 Status TraceDumpSink::open(const TraceInfo& info) {
   start_ns_ = info.start_wall_ns;
+  category_names_ = info.category_names;
   std::fprintf(out_, "%14s %12s  %-24s %-16s %s\n", "start ms", "dur us", "where", "category",
                "name");
   return {};
@@ -27,7 +28,7 @@ Status TraceDumpSink::write(const EventBatch& batch) {
           api ? "thread " + std::to_string(a.os_tid)
               : "GPU " + std::to_string(a.device) + " stream " + std::to_string(a.stream);
       std::fprintf(out_, "%14.6f %12.3f  %-24s %-16s %s  correlation=%u", start_ms, dur_us,
-                   where.c_str(), sinks::chrome_gpu_category(a.kind), a.name, a.correlation);
+                   where.c_str(), formats::chrome_gpu_category(a.kind), a.name, a.correlation);
       if (a.kind == GpuActivityKind::kKernel) {
         std::fprintf(out_, " grid=%d,%d,%d block=%d,%d,%d", a.grid[0], a.grid[1], a.grid[2],
                      a.block[0], a.block[1], a.block[2]);
@@ -39,7 +40,7 @@ Status TraceDumpSink::write(const EventBatch& batch) {
     }
     const ThreadInfo& t = (*batch.threads)[e.thread];
     const std::string where = t.name + " (" + std::to_string(t.os_tid) + ")";
-    const std::string category = core::category_name(e.site->category);
+    const std::string category(formats::category_name(e.site->category, category_names_));
     switch (e.type) {
       case EventType::kRange:
         if (e.site->category == Category::kStep) {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "gpuprobe/sink.hpp"
 
@@ -14,11 +16,13 @@ class TraceDumpSink : public Sink {
 
   Status open(const TraceInfo& info) override;
   Status write(const EventBatch& batch) override;
+  void update_info(const TraceInfo& info) override { category_names_ = info.category_names; }
   Status close(const Stats& stats, const TimeBase& time) override;
 
  private:
   std::FILE* out_;
   std::int64_t start_ns_ = 0;
+  std::vector<std::string> category_names_;
 };
 
 }  // namespace gpuprobe::tools

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/categories.h"
-#include "sinks/chrome_gpu_events.h"
+#include "formats/category_names.h"
+#include "formats/kineto.h"
 
 namespace gpuprobe::tools {
 namespace {
@@ -69,14 +69,14 @@ Status TraceSummarySink::close(const Stats& stats, const TimeBase&) {
   for (int c = 0; c < 32; ++c) {
     for (int t = 0; t < 3; ++t) {
       if (cpu_counts_[c][t] != 0) {
-        rows[core::category_name(static_cast<Category>(c)) + " " +
-             kind_name(static_cast<EventType>(t))] = cpu_counts_[c][t];
+        rows[std::string(formats::category_name(static_cast<Category>(c), info_.category_names)) +
+             " " + kind_name(static_cast<EventType>(t))] = cpu_counts_[c][t];
       }
     }
   }
   for (int k = 0; k < 8; ++k) {
     if (gpu_counts_[k] != 0)
-      rows[sinks::chrome_gpu_category(static_cast<GpuActivityKind>(k))] = gpu_counts_[k];
+      rows[formats::chrome_gpu_category(static_cast<GpuActivityKind>(k))] = gpu_counts_[k];
   }
   for (const auto& [name, count] : rows)
     std::fprintf(o, "  %-30s %12llu\n", name.c_str(), static_cast<unsigned long long>(count));

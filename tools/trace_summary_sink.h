@@ -17,6 +17,7 @@ class TraceSummarySink : public Sink {
 
   Status open(const TraceInfo& info) override;
   Status write(const EventBatch& batch) override;
+  void update_info(const TraceInfo& info) override { info_.category_names = info.category_names; }
   Status close(const Stats& stats, const TimeBase& time) override;
 
  private:

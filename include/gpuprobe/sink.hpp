@@ -160,6 +160,11 @@ struct TraceInfo {
   bool nvtx = false;                ///< Ranges are also pushed to an attached NVTX tool.
   std::vector<DeviceInfo> devices;  ///< CUDA devices, when GPU activity is recorded.
   std::string config;               ///< The config string the session started from.
+  /// Names of categories, indexed by Category, where they are not the built-in ones ("app",
+  /// ..., "user0".."user7"): those given with name_category(). An empty entry, or none at all,
+  /// means the built-in name. Carried in the trace, so that a reader and `gpuprobe convert`
+  /// keep them.
+  std::vector<std::string> category_names;
 };
 
 /// Events handed to a sink in one call.
@@ -189,9 +194,10 @@ class Sink {
   /// Consumes events. The batch and its events are valid only during the call.
   virtual Status write(const EventBatch& batch) = 0;
 
-  /// Facts a trace reader learns only at the end of a file (gpuprobe's own traces state the
-  /// clock and the config in their closing summary), given just before close(). A recording
-  /// session never calls it. The default ignores them.
+  /// Facts a trace reader learns after open(): the names of categories, given before the first
+  /// event in such a category, and what a file states only at its end (gpuprobe's own traces
+  /// state the clock and the config in their closing summary), given just before close(). A
+  /// recording session never calls it. The default ignores them.
   virtual void update_info(const TraceInfo& info) { (void)info; }
 
   /// Finishes the output with the final statistics and the final time base.

@@ -18,9 +18,8 @@ struct CategoryState {
   std::optional<GateSettings> session;
 
   CategoryState() {
-    const char* builtin[] = {"app", "step", "python", "torch", "compile", "gc", "alloc", "cuda"};
-    for (int i = 0; i < 8; ++i) names[i] = builtin[i];
-    for (int i = 0; i < 8; ++i) names[24 + i] = "user" + std::to_string(i);
+    for (unsigned i = 0; i < 32; ++i)
+      names[i] = std::string(formats::default_category_name(static_cast<Category>(i)));
   }
 };
 
@@ -29,7 +28,7 @@ CategoryState& state() {
   return *s;
 }
 
-bool exists(Category category) { return (kAllCategories >> static_cast<unsigned>(category)) & 1u; }
+bool exists(Category category) { return formats::category_exists(category); }
 
 std::uint64_t compose_gate(const CategoryState& s) {
   if (!s.session) return 0;
@@ -65,6 +64,18 @@ std::optional<Category> category_by_name(std::string_view name) {
     if ((kAllCategories >> i & 1u) && s.names[i] == name) return static_cast<Category>(i);
   }
   return std::nullopt;
+}
+
+std::vector<std::string> category_names() {
+  CategoryState& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  std::vector<std::string> out;
+  for (unsigned i = 0; i < 32; ++i) {
+    if (s.names[i] == formats::default_category_name(static_cast<Category>(i))) continue;
+    out.resize(32);
+    out[i] = s.names[i];
+  }
+  return out;
 }
 
 std::uint32_t enabled_categories() noexcept {

@@ -7,12 +7,14 @@
 #include <string>
 #include <string_view>
 
+#include <vector>
+
+#include "formats/category_names.h"
 #include "gpuprobe/call_site.hpp"
 
 namespace gpuprobe::core {
 
-// Every category that exists, as a bit mask (built-ins and kUser0..kUser7).
-inline constexpr std::uint32_t kAllCategories = 0xFF0000FFu;
+using formats::kAllCategories;
 
 // The name of `category` as config strings and outputs use it ("app", "gc", "user3" or the name
 // given with name_category()).
@@ -20,6 +22,10 @@ std::string category_name(Category category);
 
 // The category called `name`, if any.
 std::optional<Category> category_by_name(std::string_view name);
+
+// The names given with name_category(), for TraceInfo::category_names: indexed by Category, an
+// empty entry where the built-in name holds; no entries at all when none was given.
+std::vector<std::string> category_names();
 
 // The enabled categories as a mask over kAllCategories.
 std::uint32_t enabled_categories() noexcept;

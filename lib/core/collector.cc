@@ -36,6 +36,8 @@ Event decode(const detail::Record& r, std::uint32_t thread) noexcept {
       e.end = r.end;
       e.value = r.arg;
       break;
+    case detail::RecordKind::kTrackName:  // not an event: drain() handles it before decoding
+      break;
   }
   return e;
 }

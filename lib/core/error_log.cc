@@ -1,17 +1,11 @@
 #include "core/error_log.h"
 
-#include <cstdio>
+#include "base/notice.h"
 
 namespace gpuprobe::core {
 
-void print_notice(const std::string& message) noexcept {
-  // stdio rather than iostreams: this can run during static initialization (the GPUPROBE
-  // variable), before std::cerr is guaranteed to exist.
-  std::fprintf(stderr, "gpuprobe: %s\n", message.c_str());
-}
-
 void ErrorLog::add(std::string message) noexcept {
-  print_notice(message);
+  base::print_notice(message);
   try {
     std::lock_guard<std::mutex> lock(mu_);
     messages_.push_back(std::move(message));

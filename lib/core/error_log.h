@@ -6,13 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "base/notice.h"
 #include "gpuprobe/status.hpp"
 
 namespace gpuprobe::core {
 
-// Prints "gpuprobe: <message>" to stderr: for conditions the program should know about that are
-// not errors of the session (it goes on with less), such as "CUPTI unavailable: ...".
-void print_notice(const std::string& message) noexcept;
+using base::print_notice;
 
 class ErrorLog {
  public:

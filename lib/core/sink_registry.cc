@@ -1,36 +1,8 @@
 #include "core/sink_registry.h"
 
 #include "core/config.h"
-#include "sinks/chrome_trace_sink.h"
-#include "sinks/perfetto_sink.h"
-#include "sinks/tensorboard_sink.h"
 
 namespace gpuprobe::core {
-
-SinkRegistry::SinkRegistry() {
-  entries_.push_back(Entry{"chrome", "PATH",
-                           "Chrome trace JSON as torch.profiler writes it (Perfetto UI, HTA, "
-                           "chrome://tracing); PATH ending in .gz writes gzip; PATH ending in / "
-                           "writes PATH<host>_<pid>.<ns>.pt.trace.json as torch.profiler's "
-                           "tensorboard_trace_handler does (PATH/+gz: the same, gzipped)",
-                           [](std::string_view path) -> std::unique_ptr<Sink> {
-                             return std::make_unique<sinks::ChromeTraceSink>(std::string(path));
-                           }});
-  entries_.push_back(Entry{"perfetto", "PATH",
-                           "Perfetto protobuf trace (ui.perfetto.dev, trace_processor), streamed; "
-                           "PATH ending in .gz writes gzip",
-                           [](std::string_view path) -> std::unique_ptr<Sink> {
-                             return std::make_unique<sinks::PerfettoSink>(std::string(path));
-                           }});
-  entries_.push_back(Entry{"tensorboard", "LOGDIR",
-                           "TensorBoard: per-step scalars (step time, GPU busy %, kernels, drops, "
-                           "P50/P99 per range name) and duration histograms in "
-                           "LOGDIR/events.out.tfevents.*, and the timeline as an XSpace in "
-                           "LOGDIR/plugins/profile/<run>/<host>.xplane.pb for XProf",
-                           [](std::string_view logdir) -> std::unique_ptr<Sink> {
-                             return std::make_unique<sinks::TensorBoardSink>(std::string(logdir));
-                           }});
-}
 
 SinkRegistry& SinkRegistry::get() {
   static SinkRegistry* registry = new SinkRegistry;
@@ -98,17 +70,3 @@ Status SinkRegistry::create(std::string_view key, std::string_view value,
 }
 
 }  // namespace gpuprobe::core
-
-namespace gpuprobe {
-
-Status register_sink(std::string_view key, std::string_view value_hint, std::string_view help,
-                     SinkFactory factory) {
-  try {
-    return core::SinkRegistry::get().add(core::SinkRegistry::Entry{
-        std::string(key), std::string(value_hint), std::string(help), std::move(factory)});
-  } catch (...) {
-    return Status::Error("register_sink: out of memory");
-  }
-}
-
-}  // namespace gpuprobe

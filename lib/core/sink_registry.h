@@ -1,4 +1,6 @@
-// Config keys that create sinks: the built-in formats and those added with register_sink().
+// Config keys that create sinks. The registry knows no sink of its own: the session layer
+// registers the built-in formats (session/builtin_sinks.cc) before anything reads a config, and
+// programs add theirs with register_sink().
 #pragma once
 
 #include <memory>
@@ -20,7 +22,7 @@ class SinkRegistry {
     SinkFactory factory;
   };
 
-  // The process-wide registry, holding the built-in sinks from the start.
+  // The process-wide registry.
   static SinkRegistry& get();
 
   Status add(Entry entry);
@@ -33,7 +35,7 @@ class SinkRegistry {
   Status create(std::string_view key_value, std::unique_ptr<Sink>* out) const;
 
  private:
-  SinkRegistry();
+  SinkRegistry() = default;
 
   mutable std::mutex mu_;
   std::vector<Entry> entries_;

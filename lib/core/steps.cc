@@ -2,13 +2,12 @@
 
 #include <atomic>
 
+#include "formats/steps.h"
 #include "gpuprobe/detail/gate.hpp"
 #include "gpuprobe/range.hpp"
 
 namespace gpuprobe::core {
 namespace {
-
-constexpr CallSite kStepSite{"ProfilerStep", "", "", 0, 0xFF59A14Fu, Category::kStep};
 
 // Steps end for the whole process, whichever thread marks them: the previous step's end is the
 // next one's beginning.
@@ -18,7 +17,7 @@ std::atomic<std::uint32_t> g_next_number{0};
 void record_step(std::uint64_t gate, std::uint32_t number) noexcept {
   const std::uint64_t now = detail::now_ticks(gate);
   const std::uint64_t begin = g_last_step.exchange(now, std::memory_order_relaxed);
-  detail::emit(gate, detail::RecordKind::kStep, &kStepSite, begin, now, number);
+  detail::emit(gate, detail::RecordKind::kStep, &formats::step_site(), begin, now, number);
 }
 
 }  // namespace
@@ -27,8 +26,6 @@ void reset_steps(std::uint64_t start_ticks) noexcept {
   g_last_step.store(start_ticks, std::memory_order_relaxed);
   g_next_number.store(0, std::memory_order_relaxed);
 }
-
-const CallSite& step_site() noexcept { return kStepSite; }
 
 }  // namespace gpuprobe::core
 

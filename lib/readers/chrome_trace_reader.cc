@@ -7,9 +7,10 @@
 #include <utility>
 #include <vector>
 
+#include "formats/kineto.h"
+#include "formats/steps.h"
 #include "readers/json_cursor.h"
 #include "readers/trace_builder.h"
-#include "sinks/chrome_gpu_events.h"
 
 namespace gpuprobe::readers {
 namespace {
@@ -308,11 +309,11 @@ class ChromeReader {
     if (ph == "X"sv) {
       const std::int64_t end = begin + static_cast<std::int64_t>(std::llround(ev_.dur * 1000.0));
       GpuActivityKind kind;
-      if (sinks::gpu_kind_of_category(ev_.cat, &kind)) return emit_gpu(kind, begin, end);
+      if (formats::gpu_kind_of_category(ev_.cat, &kind)) return emit_gpu(kind, begin, end);
       const std::uint32_t thread = builder_.thread(ev_.pid, ev_.tid);
-      const Category category = category_from_name(ev_.cat);
+      const Category category = builder_.category(ev_.cat);
       long long step;
-      if (category != Category::kCuda && step_number(ev_.name.c_str(), &step))
+      if (category != Category::kCuda && formats::step_number(ev_.name.c_str(), &step))
         return builder_.step(thread, step, begin, end);
       return builder_.range(thread, builder_.site(ev_.name, category), begin, end);
     }
@@ -321,7 +322,7 @@ class ChromeReader {
       auto& stack = open_[{ev_.pid, ev_.tid}];
       if (stack.size() >= 1024)
         return in_.error_at(at, "at most 1024 nested \"B\" events per thread");
-      stack.push_back({builder_.site(ev_.name, category_from_name(ev_.cat)), begin});
+      stack.push_back({builder_.site(ev_.name, builder_.category(ev_.cat)), begin});
       return {};
     }
     if (ph == "E"sv) {
@@ -332,12 +333,12 @@ class ChromeReader {
       return builder_.range(thread, site, from, begin);
     }
     if (ph == "i"sv || ph == "I"sv || ph == "R"sv || ph == "n"sv) {
-      return builder_.instant(thread, builder_.site(ev_.name, category_from_name(ev_.cat)), begin);
+      return builder_.instant(thread, builder_.site(ev_.name, builder_.category(ev_.cat)), begin);
     }
     if (ph == "C"sv) {
       for (const auto& [key, value] : ev_.numbers) {
         const std::string series = key == ev_.name ? ev_.name : ev_.name + "." + key;
-        if (Status s = builder_.counter(thread, builder_.site(series, category_from_name(ev_.cat)),
+        if (Status s = builder_.counter(thread, builder_.site(series, builder_.category(ev_.cat)),
                                         begin, value);
             !s.ok())
           return s;

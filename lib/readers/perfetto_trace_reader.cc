@@ -6,10 +6,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "formats/kineto.h"
+#include "formats/perfetto_fields.h"
+#include "formats/steps.h"
 #include "readers/proto_view.h"
 #include "readers/trace_builder.h"
-#include "sinks/chrome_gpu_events.h"
-#include "sinks/perfetto_fields.h"
 
 namespace gpuprobe::readers {
 namespace {
@@ -17,7 +18,7 @@ namespace {
 // The instant gpuprobe's Perfetto sink closes a trace with: the session's statistics.
 constexpr std::string_view kStatsName = "gpuprobe stats";
 
-using namespace sinks::perfetto;  // field numbers
+using namespace formats::perfetto;  // field numbers
 constexpr std::size_t kMaxPacket = 64 << 20;
 constexpr std::size_t kMaxDepth = 1024;
 
@@ -27,11 +28,14 @@ struct CategoryInfo {
   Category category = Category::kApp;
 };
 
-CategoryInfo resolve_category(std::string_view name) {
+CategoryInfo resolve_category(TraceBuilder& builder, std::string_view name) {
   CategoryInfo info;
   GpuActivityKind kind;
-  if (sinks::gpu_kind_of_category(name, &kind)) info.gpu_kind = static_cast<int>(kind);
-  info.category = category_from_name(name);
+  if (formats::gpu_kind_of_category(name, &kind)) {
+    info.gpu_kind = static_cast<int>(kind);
+  } else {
+    info.category = builder.category(name);
+  }
   return info;
 }
 
@@ -202,7 +206,7 @@ class PerfettoReader {
       }
       switch (in.field()) {
         case 1:
-          seq.categories[iid] = resolve_category(name);
+          seq.categories[iid] = resolve_category(builder_, name);
           break;
         case 2:
           seq.names[iid] = builder_.text(name);
@@ -378,7 +382,7 @@ class PerfettoReader {
         }
         case event::kCategories:
           if (!has_category) {
-            category = resolve_category(e.bytes());
+            category = resolve_category(builder_, e.bytes());
             has_category = true;
           }
           break;
@@ -516,7 +520,7 @@ class PerfettoReader {
     if (s.category.gpu_kind < 0) {
       const std::uint32_t thread = thread_of(track);
       long long step;
-      if (step_number(s.name, &step)) return builder_.step(thread, step, s.begin, end);
+      if (formats::step_number(s.name, &step)) return builder_.step(thread, step, s.begin, end);
       return builder_.range(thread, builder_.site(s.name, s.category.category), s.begin, end);
     }
     const std::vector<Annotation>& as = s.annotations;

@@ -3,20 +3,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/categories.h"
-#include "core/steps.h"
+#include "formats/category_names.h"
+#include "formats/steps.h"
 
 namespace gpuprobe::readers {
-
-Category category_from_name(std::string_view name) {
-  if (name.empty() || name == "user_annotation") return Category::kApp;
-  if (name == "cpu_op" || name == "operator") return Category::kTorch;
-  if (name == "python_function") return Category::kPython;
-  // Kineto's copy of a CPU annotation on the GPU timeline (the span of the GPU work launched in
-  // it): GPU activity, not a CPU range, and never a second step.
-  if (name == "gpu_user_annotation") return Category::kCuda;
-  return core::category_by_name(name).value_or(Category::kApp);
-}
 
 TraceBuilder::TraceBuilder(Sink& sink, std::size_t batch_size)
     : sink_(sink), batch_size_(batch_size) {
@@ -28,7 +18,32 @@ Status TraceBuilder::open(const TraceInfo& info) {
   origin_ns_ = info.start_wall_ns;
   time_ = TimeBase(kOrigin, origin_ns_, 1.0);
   open_ = true;
-  return sink_.open(info);
+  info_ = info;
+  info_.category_names = category_names_;
+  return sink_.open(info_);
+}
+
+Category TraceBuilder::category(std::string_view name) {
+  if (const std::optional<Category> known =
+          formats::category_from_trace_name(name, category_names_)) {
+    users_seen_ |= 1u << static_cast<unsigned>(*known);
+    return *known;
+  }
+  // A name gpuprobe gave with name_category(), or another tool's: the next user category this
+  // trace has not named yet takes it, so that a conversion writes the same name back.
+  while (next_user_ < 8) {
+    const auto user = static_cast<Category>(static_cast<unsigned>(Category::kUser0) + next_user_++);
+    if (users_seen_ & (1u << static_cast<unsigned>(user))) continue;  // used under its own name
+    users_seen_ |= 1u << static_cast<unsigned>(user);
+    category_names_.resize(32);
+    category_names_[static_cast<unsigned>(user)] = std::string(name);
+    if (open_) {
+      info_.category_names = category_names_;
+      sink_.update_info(info_);
+    }
+    return user;
+  }
+  return Category::kApp;
 }
 
 const CallSite* TraceBuilder::site(std::string_view name, Category category) {
@@ -111,8 +126,8 @@ Status TraceBuilder::range(std::uint32_t thread, const CallSite* site, std::int6
 
 Status TraceBuilder::step(std::uint32_t thread, std::int64_t number, std::int64_t begin_ns,
                           std::int64_t end_ns) {
-  return push(Event{EventType::kRange, thread, &core::step_site(), ticks(begin_ns), ticks(end_ns),
-                    static_cast<double>(number)});
+  return push(Event{EventType::kRange, thread, &formats::step_site(), ticks(begin_ns),
+                    ticks(end_ns), static_cast<double>(number)});
 }
 
 Status TraceBuilder::instant(std::uint32_t thread, const CallSite* site, std::int64_t ns) {
@@ -149,16 +164,6 @@ MemcpyKind memcpy_kind_from_name(const char* name) {
   return MemcpyKind::kUnknown;
 }
 
-bool step_number(const char* name, long long* number) {
-  static constexpr char kStep[] = "ProfilerStep#";
-  if (std::strncmp(name, kStep, sizeof kStep - 1) != 0) return false;
-  const char* digits = name + sizeof kStep - 1;
-  if (*digits < '0' || *digits > '9') return false;
-  char* rest = nullptr;
-  *number = std::strtoll(digits, &rest, 10);
-  return rest != digits && *rest == '\0';
-}
-
 Status TraceBuilder::finish(const Status& read, const TraceInfo& info, Stats stats) {
   if (!open_) {
     const Status opened = open(info);
@@ -179,7 +184,9 @@ Status TraceBuilder::finish(const Status& read, const TraceInfo& info, Stats sta
   stats.threads = std::move(threads);
   stats.written = events_;
   stats.names_overflowed += capped_;
-  sink_.update_info(info);
+  TraceInfo final_info = info;
+  final_info.category_names = category_names_;
+  sink_.update_info(final_info);
   const Status closed = sink_.close(stats, time_);
   if (!read.ok()) return read;
   return s.ok() ? closed : s;

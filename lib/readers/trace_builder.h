@@ -18,10 +18,6 @@
 
 namespace gpuprobe::readers {
 
-// The category a trace file names: gpuprobe's own names, Kineto's "user_annotation" (app),
-// "cpu_op" (torch) and "python_function" (python); others are app.
-Category category_from_name(std::string_view name);
-
 // `v` as the integer type T, saturating at T's limits (NaN: 0). Numbers in files are untrusted,
 // and converting an out-of-range double is undefined behaviour.
 template <class T>
@@ -36,9 +32,6 @@ T saturate(double v) {
 // Device)", Kineto's too); kUnknown for other names.
 MemcpyKind memcpy_kind_from_name(const char* name);
 
-// The N of a step's name, "ProfilerStep#N" with N a non-negative decimal; false otherwise.
-bool step_number(const char* name, long long* number);
-
 class TraceBuilder {
  public:
   explicit TraceBuilder(Sink& sink, std::size_t batch_size = 4096);
@@ -47,6 +40,11 @@ class TraceBuilder {
   Status open(const TraceInfo& info);
   bool is_open() const noexcept { return open_; }
 
+  // The category a trace's `cat` names (formats::category_from_trace_name). A name it does not
+  // know takes the next user category the trace has not used, named so for the sink (through
+  // update_info(), before the event that uses it), so that a conversion writes it back; once all
+  // eight are taken, app.
+  Category category(std::string_view name);
   // A call site for `name` in `category`, alive as long as the builder.
   const CallSite* site(std::string_view name, Category category);
   // The thread index of (pid, tid), created on first use.
@@ -112,6 +110,10 @@ class TraceBuilder {
   std::unordered_map<std::string_view, const char*> text_ids_;
   std::uint64_t events_ = 0;
   std::uint64_t capped_ = 0;
+  TraceInfo info_;                           // as given to the sink
+  std::vector<std::string> category_names_;  // TraceInfo::category_names of this trace
+  std::uint32_t users_seen_ = 0;             // user categories taken, as Category bits
+  unsigned next_user_ = 0;
 };
 
 }  // namespace gpuprobe::readers

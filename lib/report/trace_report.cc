@@ -6,7 +6,7 @@
 #include <cstring>
 #include <initializer_list>
 
-#include "sinks/chrome_gpu_events.h"
+#include "formats/kineto.h"
 
 namespace gpuprobe::report {
 namespace {
@@ -247,7 +247,8 @@ void TraceReport::add_gpu(const GpuActivity& a, std::int64_t begin, std::int64_t
       break;
     case GpuActivityKind::kRuntimeApi:
     case GpuActivityKind::kDriverApi:
-      if (sinks::starts_flow(a.name) && a.correlation != 0) launches_[a.correlation] = {begin, end};
+      if (formats::starts_flow(a.name) && a.correlation != 0)
+        launches_[a.correlation] = {begin, end};
       if (contains(a.name, "Synchronize")) causes_[kSync].push_back({begin, end});
       if (contains(a.name, "Malloc") || contains(a.name, "MemAlloc") ||
           (contains(a.name, "Free") && !contains(a.name, "FreeHost")))

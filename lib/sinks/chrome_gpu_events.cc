@@ -1,15 +1,16 @@
 #include "sinks/chrome_gpu_events.h"
 
-#include <cstring>
-
+#include "formats/kineto.h"
 #include "sinks/json_writer.h"
 
 namespace gpuprobe::sinks {
 namespace {
 
-bool has_prefix(const char* s, const char* prefix) {
-  return std::strncmp(s, prefix, std::strlen(prefix)) == 0;
-}
+using formats::api_thread_tid;
+using formats::chrome_gpu_category;
+using formats::gpu_pid;
+using formats::kOverheadPid;
+using formats::starts_flow;
 
 void key(std::string* out, const char* name) {
   out->push_back(',');
@@ -39,59 +40,6 @@ bool is_api(GpuActivityKind kind) {
 }
 
 }  // namespace
-
-const char* chrome_gpu_category(GpuActivityKind kind) {
-  switch (kind) {
-    case GpuActivityKind::kKernel:
-      return "kernel";
-    case GpuActivityKind::kMemcpy:
-      return "gpu_memcpy";
-    case GpuActivityKind::kMemset:
-      return "gpu_memset";
-    case GpuActivityKind::kRuntimeApi:
-      return "cuda_runtime";
-    case GpuActivityKind::kDriverApi:
-      return "cuda_driver";
-    case GpuActivityKind::kSync:
-      return "cuda_sync";
-    case GpuActivityKind::kOverhead:
-      return "overhead";
-  }
-  return "gpu";
-}
-
-bool gpu_kind_of_category(std::string_view category, GpuActivityKind* kind) {
-  for (int k = 0; k <= static_cast<int>(GpuActivityKind::kOverhead); ++k) {
-    if (category == chrome_gpu_category(static_cast<GpuActivityKind>(k))) {
-      *kind = static_cast<GpuActivityKind>(k);
-      return true;
-    }
-  }
-  return false;
-}
-
-bool starts_flow(const char* api_name) {
-  static constexpr const char* kPrefixes[] = {"cudaLaunch",
-                                              "cuLaunch",
-                                              "cudaGraphLaunch",
-                                              "cuGraphLaunch",
-                                              "cudaMemcpy",
-                                              "cudaMemset",
-                                              "cuMemcpy",
-                                              "cuMemset",
-                                              "cudaStreamSynchronize",
-                                              "cudaDeviceSynchronize",
-                                              "cudaStreamWaitEvent",
-                                              "cudaEventSynchronize",
-                                              "cuStreamSynchronize",
-                                              "cuCtxSynchronize",
-                                              "cuStreamWaitEvent",
-                                              "cuEventSynchronize"};
-  for (const char* prefix : kPrefixes) {
-    if (has_prefix(api_name, prefix)) return true;
-  }
-  return false;
-}
 
 void append_gpu_event(std::string* out, const GpuActivity& a, const TimeBase& time,
                       std::int64_t base_ns, std::int64_t host_pid) {

@@ -5,7 +5,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "core/categories.h"
+#include "formats/category_names.h"
+#include "formats/kineto.h"
 #include "gpuprobe/version.hpp"
 #include "sinks/chrome_gpu_events.h"
 #include "sinks/json_writer.h"
@@ -13,13 +14,11 @@
 namespace gpuprobe::sinks {
 namespace {
 
-constexpr std::int64_t kNsPerDay = 86'400'000'000'000;
+using formats::api_thread_tid;
+using formats::gpu_pid;
+using formats::kOverheadPid;
 
-// Kineto calls application ranges "user_annotation" and readers (HTA, the TensorBoard plugin)
-// key on it; other categories keep gpuprobe's names.
-std::string chrome_category(Category category) {
-  return category == Category::kApp ? "user_annotation" : core::category_name(category);
-}
+constexpr std::int64_t kNsPerDay = 86'400'000'000'000;
 
 }  // namespace
 
@@ -72,6 +71,7 @@ void ChromeTraceSink::update_info(const TraceInfo& info) {
   info_.clock = info.clock;
   info_.nvtx = info.nvtx;
   info_.config = info.config;
+  info_.category_names = info.category_names;
 }
 
 void ChromeTraceSink::append_device_properties() {
@@ -112,7 +112,7 @@ const ChromeTraceSink::SiteText& ChromeTraceSink::site_text(const CallSite* site
   t.quoted_name.clear();
   append_json_string(&t.quoted_name, site->name);
   std::string cat;
-  append_json_string(&cat, chrome_category(site->category));
+  append_json_string(&cat, formats::chrome_category(site->category, info_.category_names));
   const char* phases[3] = {
       "{\"ph\":\"X\",\"cat\":", "{\"ph\":\"i\",\"s\":\"t\",\"cat\":", "{\"ph\":\"C\",\"cat\":"};
   for (int i = 0; i < 3; ++i) t.head[i] = phases[i] + cat + ",\"name\":" + t.quoted_name + ",";

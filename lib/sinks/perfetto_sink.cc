@@ -4,14 +4,17 @@
 
 #include <cstring>
 
-#include "core/categories.h"
-#include "sinks/chrome_gpu_events.h"
-#include "sinks/perfetto_fields.h"
+#include "formats/category_names.h"
+#include "formats/kineto.h"
+#include "formats/perfetto_fields.h"
 
 namespace gpuprobe::sinks {
 namespace {
 
-using namespace perfetto;  // field numbers
+using namespace formats::perfetto;  // field numbers
+using formats::api_thread_tid;
+using formats::chrome_gpu_category;
+using formats::starts_flow;
 
 // A clock of our own, scoped to each sequence: nanoseconds since the session's start. Five-byte
 // timestamps instead of nine, which is most of what keeps a range under 40 bytes.
@@ -240,7 +243,8 @@ void PerfettoSink::track_event(Sequence& seq, std::int64_t wall_ns, int type, st
       category_name =
           category >= kGpuCategories
               ? chrome_gpu_category(static_cast<GpuActivityKind>(category - kGpuCategories))
-              : core::category_name(static_cast<Category>(category));
+              : std::string(
+                    formats::category_name(static_cast<Category>(category), info_.category_names));
     }
   }
   if (annotations.empty() && flow == 0 && terminating_flow == 0 && !new_name && !new_category &&
@@ -457,6 +461,7 @@ void PerfettoSink::update_info(const TraceInfo& info) {
   info_.clock = info.clock;
   info_.nvtx = info.nvtx;
   info_.config = info.config;
+  info_.category_names = info.category_names;
 }
 
 Status PerfettoSink::close(const Stats& stats, const TimeBase&) {

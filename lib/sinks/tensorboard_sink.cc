@@ -9,7 +9,7 @@
 #include <ctime>
 #include <filesystem>
 
-#include "core/error_log.h"
+#include "base/notice.h"
 #include "sinks/crc32c.h"
 #include "sinks/proto_writer.h"
 
@@ -230,7 +230,7 @@ Status TensorBoardSink::close(const Stats& stats, const TimeBase&) {
   if (s.ok()) s = xspace_.write_to(profile, stats);
   if (s.ok()) s = profile.commit();
   if (s.ok() && xspace_.dropped() != 0) {
-    core::print_notice("tensorboard: " + std::to_string(xspace_.dropped()) +
+    base::print_notice("tensorboard: " + std::to_string(xspace_.dropped()) +
                        " events left out of " + profile_path_ +
                        " (its size limit; the XSpace says so in its warnings); the Chrome and "
                        "Perfetto sinks keep every event");

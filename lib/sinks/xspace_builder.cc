@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "sinks/chrome_gpu_events.h"
+#include "formats/kineto.h"
 #include "sinks/proto_writer.h"
 
 namespace gpuprobe::sinks {
 namespace {
+
+using formats::api_thread_tid;
 
 // Field numbers, from XProf's xplane.proto (see third_party/xprof/xplane.proto).
 namespace xspace {

@@ -6,6 +6,7 @@
 #include "core/clock.h"
 #include "gpuprobe/range.hpp"
 #include "gpuprobe/session.hpp"
+#include "session/builtin_sinks.h"
 #include "support/catch.hpp"
 #include "support/strings.h"
 
@@ -13,6 +14,9 @@ namespace gpuprobe::core {
 namespace {
 
 using testing::contains;
+
+// What a Session does before it parses its config: the built-in sinks' keys exist.
+const bool kBuiltinSinks = (session::register_builtin_sinks(), true);
 
 TEST_CASE("An empty config keeps every default") {
   Config c;

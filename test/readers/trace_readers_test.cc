@@ -209,6 +209,24 @@ TEST_CASE("Perfetto traces read back event for event, plain and gzipped") {
   }
 }
 
+// Writes `t` as Chrome JSON to `chrome`, converts it to Perfetto at `perfetto`, and that back to
+// Chrome JSON at `back`.
+void write_and_convert_back(const Synthetic& t, const std::string& chrome,
+                            const std::string& perfetto, const std::string& back) {
+  {
+    sinks::ChromeTraceSink sink(chrome);
+    t.write(sink);
+  }
+  {
+    sinks::PerfettoSink sink(perfetto);
+    REQUIRE(readers::read_trace_file(chrome, sink).ok());
+  }
+  {
+    sinks::ChromeTraceSink sink(back);
+    REQUIRE(readers::read_trace_file(perfetto, sink).ok());
+  }
+}
+
 // Every field of the closing summary survives Chrome -> Perfetto -> Chrome: a conversion keeps
 // what the trace says it does not show, and the session facts (clock, NVTX, config).
 TEST_CASE("a conversion keeps every statistic and session fact of the summary") {
@@ -226,18 +244,7 @@ TEST_CASE("a conversion keeps every statistic and session fact of the summary") 
   g.starts_before_launch = 15, g.attributed = 16, g.unattributed = 17, g.untimed = 18;
   const std::string chrome = temp_file("stats.json"), perfetto = temp_file("stats.pftrace"),
                     back = temp_file("stats_back.json");
-  {
-    sinks::ChromeTraceSink sink(chrome);
-    t.write(sink);
-  }
-  {
-    sinks::PerfettoSink sink(perfetto);
-    REQUIRE(readers::read_trace_file(chrome, sink).ok());
-  }
-  {
-    sinks::ChromeTraceSink sink(back);
-    REQUIRE(readers::read_trace_file(perfetto, sink).ok());
-  }
+  write_and_convert_back(t, chrome, perfetto, back);
   using nlohmann::json;
   json original = json::parse(testing::read_file(chrome))["gpuprobe"];
   json converted = json::parse(testing::read_file(back))["gpuprobe"];
@@ -248,6 +255,32 @@ TEST_CASE("a conversion keeps every statistic and session fact of the summary") 
   original.erase("threads");
   converted.erase("threads");
   CHECK(converted.dump() == original.dump());
+  for (const std::string& f : {chrome, perfetto, back}) fs::remove(f);
+}
+
+// A category named with name_category() is trace data, not the converting process's state: it
+// came back as user_annotation after `gpuprobe convert`.
+TEST_CASE("category names travel in the trace through Chrome -> Perfetto -> Chrome") {
+  static constexpr CallSite kIo{"read block", "", "", 0, 0, Category::kUser3};
+  Synthetic t;
+  t.info.category_names.resize(32);
+  t.info.category_names[static_cast<unsigned>(Category::kUser3)] = "io";
+  t.events.push_back(Event{EventType::kRange, 1, &kIo, 2000, 3000, 0.0});
+  const std::string chrome = temp_file("cats.json"), perfetto = temp_file("cats.pftrace"),
+                    back = temp_file("cats_back.json");
+  write_and_convert_back(t, chrome, perfetto, back);
+  for (const std::string& f : {chrome, back}) {
+    const nlohmann::json trace = nlohmann::json::parse(testing::read_file(f));
+    int found = 0;
+    for (const auto& e : trace["traceEvents"]) {
+      if (e.value("name", "") == "read block") {
+        CHECK(e["cat"] == "io");
+        ++found;
+      }
+      if (e.value("name", "") == "outer") CHECK(e["cat"] == "user_annotation");
+    }
+    CHECK(found == 1);
+  }
   for (const std::string& f : {chrome, perfetto, back}) fs::remove(f);
 }
 

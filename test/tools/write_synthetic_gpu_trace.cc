@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/sink_registry.h"
+#include "session/builtin_sinks.h"
 
 int main(int argc, char** argv) {
   using namespace gpuprobe;
@@ -79,6 +80,7 @@ int main(int argc, char** argv) {
   }
   const std::string config = argv[1];
   std::unique_ptr<Sink> sink;
+  session::register_builtin_sinks();
   if (Status s = core::SinkRegistry::get().create(config, &sink); !s.ok()) {
     std::fprintf(stderr, "%s\n", s.message().c_str());
     return 2;

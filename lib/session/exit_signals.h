@@ -2,7 +2,7 @@
 // the signal does what it would have done (see exit_signals.cc).
 #pragma once
 
-namespace gpuprobe::core {
+namespace gpuprobe::session {
 
 // Catches the three signals where their disposition is the default (a program's own handler is
 // left alone: the program then exits its own way). Once per process.
@@ -12,4 +12,4 @@ void catch_exit_signals() noexcept;
 // the parent's watcher thread (which the child does not have).
 void forget_exit_signals_in_child() noexcept;
 
-}  // namespace gpuprobe::core
+}  // namespace gpuprobe::session

@@ -1,10 +1,11 @@
-// Field numbers and enum values of Perfetto's trace format that gpuprobe writes and reads, from
+// Field numbers and enum values of Perfetto's trace format that gpuprobe writes and reads, one
+// table for the writer (sinks/perfetto_sink) and the reader (readers/perfetto_trace_reader), from
 // Perfetto's public protos (mirrored in third_party/perfetto/perfetto_trace.proto).
 #pragma once
 
 #include <cstdint>
 
-namespace gpuprobe::sinks::perfetto {
+namespace gpuprobe::formats::perfetto {
 
 namespace packet {  // TracePacket
 constexpr std::uint32_t kTimestamp = 8, kTimestampClockId = 58, kSequenceId = 10,
@@ -23,4 +24,4 @@ constexpr std::uint32_t kSeqIncrementalStateCleared = 1, kSeqNeedsIncrementalSta
 // Builtin clocks.
 constexpr std::uint32_t kClockRealtime = 1, kClockMonotonic = 3, kClockBoottime = 6;
 
-}  // namespace gpuprobe::sinks::perfetto
+}  // namespace gpuprobe::formats::perfetto

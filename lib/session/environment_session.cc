@@ -11,9 +11,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/exit_signals.h"
 #include "gpuprobe/detail/gate.hpp"
 #include "gpuprobe/session.hpp"
+#include "session/exit_signals.h"
 
 namespace gpuprobe::detail {
 
@@ -65,7 +65,7 @@ class EnvironmentSession {
     if (config == nullptr || *config == '\0') return;
     session_ = std::make_unique<Session>(config_for_this_process(config));
     // SIGTERM, SIGINT, SIGHUP write the trace before they end the program.
-    if (session_->ok()) core::catch_exit_signals();
+    if (session_->ok()) session::catch_exit_signals();
   }
 
  private:

@@ -6,7 +6,7 @@
 // signal's default disposition back and raises it again, so that the process ends as it would
 // have — killed by that signal, as its parent expects. Signals with a handler of the program's
 // are not touched: the program decides, and an orderly exit writes the outputs anyway.
-#include "core/exit_signals.h"
+#include "session/exit_signals.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -19,7 +19,7 @@
 
 #include "gpuprobe/session.hpp"
 
-namespace gpuprobe::core {
+namespace gpuprobe::session {
 namespace {
 
 constexpr int kSignals[] = {SIGTERM, SIGINT, SIGHUP};
@@ -103,4 +103,4 @@ void forget_exit_signals_in_child() noexcept {
   g_pipe[0] = g_pipe[1] = -1;
 }
 
-}  // namespace gpuprobe::core
+}  // namespace gpuprobe::session

@@ -14,7 +14,6 @@
 #include "core/collector.h"
 #include "core/config.h"
 #include "core/error_log.h"
-#include "core/fork.h"
 #include "core/gpu_source.h"
 #include "core/kernel_notes.h"
 #include "core/name_table.h"
@@ -22,6 +21,8 @@
 #include "core/steps.h"
 #include "core/thread_registry.h"
 #include "gpuprobe/detail/gate.hpp"
+#include "session/builtin_sinks.h"
+#include "session/fork.h"
 
 namespace gpuprobe {
 namespace detail {
@@ -151,6 +152,7 @@ class SessionCore {
 
   void start(std::string_view config_text, std::vector<std::shared_ptr<Sink>> extra) {
     core::Config config;
+    session::register_builtin_sinks();
     if (Status s = core::parse_config(config_text, &config); !s.ok()) {
       errors_.add(s.message());
       return;
@@ -161,7 +163,7 @@ class SessionCore {
       return;
     }
     owns_active_ = true;
-    core::watch_forks();
+    session::watch_forks();
     // Before CUPTI starts, whose decoder interns the kernel names of this session.
     core::NameTable::get().begin_session();
     core::NameTable::get().set_limit(config.max_names);
@@ -195,6 +197,7 @@ class SessionCore {
     info.clock = std::string(core::clock_name(clock));
     info.config = std::string(config_text);
     info.nvtx = config.nvtx && detail::nvtx_tool_attached();
+    info.category_names = core::category_names();
     if (gpu_) info.devices = gpu_->devices();
 
     if (Status s = distinct_outputs(config.sinks); !s.ok()) {
@@ -294,10 +297,13 @@ class SessionCore {
 
 }  // namespace detail
 
-namespace core {
+namespace session {
 void forget_session_in_child() noexcept {
   detail::g_session_active.store(false, std::memory_order_relaxed);
 }
+}  // namespace session
+
+namespace core {
 void set_last_epoch_for_testing(std::uint32_t epoch) noexcept { detail::g_last_epoch = epoch; }
 }  // namespace core
 
@@ -333,7 +339,10 @@ void Session::flush() {
 
 Stats Session::stats() const { return core_ ? core_->stats() : Stats{}; }
 
-std::string Session::help() { return core::config_help(); }
+std::string Session::help() {
+  session::register_builtin_sinks();
+  return core::config_help();
+}
 
 Status stop_recording_session() noexcept { return detail::SessionCore::stop_recording(); }
 

@@ -11,28 +11,28 @@
 // does not exist there — the deadlock a child met on its first range.
 #include <pthread.h>
 
-#include "core/fork.h"
+#include "session/fork.h"
 
 #include "core/categories.h"
-#include "core/exit_signals.h"
 #include "core/name_table.h"
 #include "core/thread_registry.h"
 #include "gpuprobe/detail/gate.hpp"
+#include "session/exit_signals.h"
 
-namespace gpuprobe::core {
+namespace gpuprobe::session {
 
 namespace {
 
 void prepare() noexcept {
-  lock_categories_for_fork();
-  ThreadRegistry::get().lock_for_fork();
-  NameTable::get().lock_for_fork();
+  core::lock_categories_for_fork();
+  core::ThreadRegistry::get().lock_for_fork();
+  core::NameTable::get().lock_for_fork();
 }
 
 void parent() noexcept {
-  NameTable::get().unlock_after_fork();
-  ThreadRegistry::get().unlock_after_fork();
-  unlock_categories_after_fork();
+  core::NameTable::get().unlock_after_fork();
+  core::ThreadRegistry::get().unlock_after_fork();
+  core::unlock_categories_after_fork();
 }
 
 void child() noexcept {
@@ -50,4 +50,4 @@ void watch_forks() noexcept {
   static const int registered = pthread_atfork(&prepare, &parent, &child);
   static_cast<void>(registered);
 }
-}  // namespace gpuprobe::core
+}  // namespace gpuprobe::session

@@ -1,0 +1,67 @@
+#include "formats/kineto.h"
+
+#include <cstring>
+
+namespace gpuprobe::formats {
+namespace {
+
+bool has_prefix(const char* s, const char* prefix) {
+  return std::strncmp(s, prefix, std::strlen(prefix)) == 0;
+}
+
+}  // namespace
+
+const char* chrome_gpu_category(GpuActivityKind kind) {
+  switch (kind) {
+    case GpuActivityKind::kKernel:
+      return "kernel";
+    case GpuActivityKind::kMemcpy:
+      return "gpu_memcpy";
+    case GpuActivityKind::kMemset:
+      return "gpu_memset";
+    case GpuActivityKind::kRuntimeApi:
+      return "cuda_runtime";
+    case GpuActivityKind::kDriverApi:
+      return "cuda_driver";
+    case GpuActivityKind::kSync:
+      return "cuda_sync";
+    case GpuActivityKind::kOverhead:
+      return "overhead";
+  }
+  return "gpu";
+}
+
+bool gpu_kind_of_category(std::string_view category, GpuActivityKind* kind) {
+  for (int k = 0; k <= static_cast<int>(GpuActivityKind::kOverhead); ++k) {
+    if (category == chrome_gpu_category(static_cast<GpuActivityKind>(k))) {
+      *kind = static_cast<GpuActivityKind>(k);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool starts_flow(const char* api_name) {
+  static constexpr const char* kPrefixes[] = {"cudaLaunch",
+                                              "cuLaunch",
+                                              "cudaGraphLaunch",
+                                              "cuGraphLaunch",
+                                              "cudaMemcpy",
+                                              "cudaMemset",
+                                              "cuMemcpy",
+                                              "cuMemset",
+                                              "cudaStreamSynchronize",
+                                              "cudaDeviceSynchronize",
+                                              "cudaStreamWaitEvent",
+                                              "cudaEventSynchronize",
+                                              "cuStreamSynchronize",
+                                              "cuCtxSynchronize",
+                                              "cuStreamWaitEvent",
+                                              "cuEventSynchronize"};
+  for (const char* prefix : kPrefixes) {
+    if (has_prefix(api_name, prefix)) return true;
+  }
+  return false;
+}
+
+}  // namespace gpuprobe::formats

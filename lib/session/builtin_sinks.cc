@@ -1,0 +1,66 @@
+#include "session/builtin_sinks.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/sink_registry.h"
+#include "sinks/chrome_trace_sink.h"
+#include "sinks/perfetto_sink.h"
+#include "sinks/tensorboard_sink.h"
+
+namespace gpuprobe::session {
+
+void register_builtin_sinks() noexcept {
+  static std::once_flag once;
+  try {
+    std::call_once(once, [] {
+      core::SinkRegistry& registry = core::SinkRegistry::get();
+      // A failure here would be a bug of this list (a key taken twice): the sink is then absent
+      // and a config naming it says "unknown config key".
+      static_cast<void>(registry.add(core::SinkRegistry::Entry{
+          "chrome", "PATH",
+          "Chrome trace JSON as torch.profiler writes it (Perfetto UI, HTA, chrome://tracing); "
+          "PATH ending in .gz writes gzip; PATH ending in / writes "
+          "PATH<host>_<pid>.<ns>.pt.trace.json as torch.profiler's tensorboard_trace_handler "
+          "does (PATH/+gz: the same, gzipped)",
+          [](std::string_view path) -> std::unique_ptr<Sink> {
+            return std::make_unique<sinks::ChromeTraceSink>(std::string(path));
+          }}));
+      static_cast<void>(registry.add(core::SinkRegistry::Entry{
+          "perfetto", "PATH",
+          "Perfetto protobuf trace (ui.perfetto.dev, trace_processor), streamed; PATH ending in "
+          ".gz writes gzip",
+          [](std::string_view path) -> std::unique_ptr<Sink> {
+            return std::make_unique<sinks::PerfettoSink>(std::string(path));
+          }}));
+      static_cast<void>(registry.add(core::SinkRegistry::Entry{
+          "tensorboard", "LOGDIR",
+          "TensorBoard: per-step scalars (step time, GPU busy %, kernels, drops, P50/P99 per "
+          "range name) and duration histograms in LOGDIR/events.out.tfevents.*, and the "
+          "timeline as an XSpace in LOGDIR/plugins/profile/<run>/<host>.xplane.pb for XProf",
+          [](std::string_view logdir) -> std::unique_ptr<Sink> {
+            return std::make_unique<sinks::TensorBoardSink>(std::string(logdir));
+          }}));
+    });
+  } catch (...) {
+    // Out of memory at the first config: the built-in sinks stay unregistered, and said so.
+  }
+}
+
+}  // namespace gpuprobe::session
+
+namespace gpuprobe {
+
+Status register_sink(std::string_view key, std::string_view value_hint, std::string_view help,
+                     SinkFactory factory) {
+  session::register_builtin_sinks();  // first, so that the built-in keys cannot be taken
+  try {
+    return core::SinkRegistry::get().add(core::SinkRegistry::Entry{
+        std::string(key), std::string(value_hint), std::string(help), std::move(factory)});
+  } catch (...) {
+    return Status::Error("register_sink: out of memory");
+  }
+}
+
+}  // namespace gpuprobe
