@@ -78,7 +78,7 @@ void run_recording(benchmark::State& state, const char* config, int drain_every,
       state.ResumeTiming();
     }
   }
-  session.stop();
+  if (!session.stop().ok()) state.SkipWithError("the session failed");
   const Stats stats = session.stats();
   state.counters["dropped"] = static_cast<double>(stats.dropped);
   if (stats.dropped != 0) state.SkipWithError("the ring overflowed: the timing includes drops");
@@ -163,8 +163,9 @@ void BM_CollectorDrain(benchmark::State& state) {
     Session session("ring=" + std::to_string(records) + ",flush_ms=10000,nvtx=off", {sink});
     for (std::int64_t i = 0; i < records; ++i) GPUPROBE_INSTANT("drained");
     state.ResumeTiming();
-    session.stop();
+    const Status stopped = session.stop();
     state.PauseTiming();
+    if (!stopped.ok()) state.SkipWithError("the session failed");
     if (sink->events != static_cast<std::uint64_t>(records))
       state.SkipWithError("records were lost");
     state.ResumeTiming();

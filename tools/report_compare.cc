@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "formats/steps.h"
 #include "tools/html_page.h"
 #include "tools/report_output.h"
 
@@ -106,7 +107,7 @@ std::vector<RankRow> rank_rows(const std::vector<RankReport>& ranks, double rati
     row.duration_ms = ms(r.end_ns - r.start_ns);
     std::int64_t step_ns = r.end_ns - r.start_ns, cpu_collective_ns = 0;
     for (const report::NameStats* s : r.ranges) {
-      if (s->name == "ProfilerStep") {
+      if (s->name == formats::kStepName) {
         row.steps = s->count;
         step_ns = s->total_ns;
       }

@@ -111,7 +111,7 @@ Variant probe(const char* name, std::string config) {
             }
           },
           [=] {
-            (*session)->stop();
+            if (!(*session)->stop().ok()) std::exit(1);
             session->reset();
             return (*counter)->kernels;
           }};
@@ -165,7 +165,7 @@ int main() {
   auto counter = std::make_shared<KernelCounter>();
   gpuprobe::Session session("cupti=kernel+runtime", {counter});
   time_launches(kMillion);
-  session.stop();
+  if (!session.stop().ok()) return 1;
   const gpuprobe::Stats stats = session.stats();
   const std::uint64_t expected_million = kMillion + kWarmup;  // the warm-up launches too
 

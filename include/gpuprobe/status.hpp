@@ -12,8 +12,9 @@
 
 namespace gpuprobe {
 
-/// Success, or an error with a human-readable message.
-class Status {
+/// Success, or an error with a human-readable message. [[nodiscard]], as absl::Status is: a
+/// failure silently ignored is the bug this type exists to prevent (cast to void to mean it).
+class [[nodiscard]] Status {
  public:
   /// Success.
   Status() = default;

@@ -199,25 +199,47 @@ Status apply_attribution_ms(std::string_view v, Config& c) {
   return {};
 }
 
+// The value of a number field of Config, as help() shows a default.
+template <auto Field>
+std::string number(const Config& c) {
+  return std::to_string(c.*Field);
+}
+std::string text(const char* s) { return s; }
+
+const char* clock_choice_name(ClockChoice c) {
+  switch (c) {
+    case ClockChoice::kTsc:
+      return "tsc";
+    case ClockChoice::kMonotonic:
+      return "monotonic";
+    case ClockChoice::kAuto:
+      break;
+  }
+  return "auto";
+}
+
 struct OptionSpec {
   std::string_view key;
   std::string_view value_hint;
-  std::string_view default_value;
+  // The default, shown in help(): read from a default-constructed Config, where every default
+  // is written once (config.h).
+  std::string (*default_value)(const Config& defaults);
   std::string_view help;
   Status (*apply)(std::string_view value, Config& config);
 };
 
 constexpr OptionSpec kOptions[] = {
-    {"ring", "RECORDS", "32768",
+    {"ring", "RECORDS", number<&Config::ring_capacity>,
      "records per thread ring (rounded up to a power of two; 32 bytes each). When a ring is "
      "full the newest event is dropped and counted",
      apply_ring},
-    {"rings_mb", "MIB", "1024",
+    {"rings_mb", "MIB", number<&Config::rings_mb>,
      "most memory for all thread rings together; a thread that starts recording past it records "
      "nothing until rings are free again, its events counted as dropped (events_dropped_no_ring)",
      apply_rings_mb},
-    {"flush_ms", "MS", "20", "how often the collector drains the rings", apply_flush_ms},
-    {"nvtx", "on|off", "on",
+    {"flush_ms", "MS", number<&Config::flush_ms>, "how often the collector drains the rings",
+     apply_flush_ms},
+    {"nvtx", "on|off", [](const Config& c) { return text(c.nvtx ? "on" : "off"); },
 #if GPUPROBE_HAVE_NVTX
      "also push NVTX ranges (domain \"gpuprobe\") when an NVTX tool such as Nsight Systems is "
      "attached",
@@ -225,32 +247,36 @@ constexpr OptionSpec kOptions[] = {
      "also push NVTX ranges (this build has no NVTX headers: no effect)",
 #endif
      apply_nvtx},
-    {"clock", "auto|tsc|monotonic", "auto",
+    {"clock", "auto|tsc|monotonic",
+     [](const Config& c) { return text(clock_choice_name(c.clock)); },
      "timestamp source; auto uses the TSC when it is invariant, else CLOCK_MONOTONIC", apply_clock},
-    {"categories", "all|NAME+NAME...", "all",
+    {"categories", "all|NAME+NAME...",
+     [](const Config& c) { return text(c.categories ? "" : "all"); },
      "categories this session records: app, step, python, torch, compile, gc, alloc, cuda, "
      "user0..user7",
      apply_categories},
-    {"rank", "N", "$RANK", "distributed rank written into the outputs", apply_rank},
-    {"world_size", "N", "$WORLD_SIZE", "number of ranks written into the outputs",
-     apply_world_size},
-    {"cupti", "all|KIND+KIND...", "",
+    {"rank", "N", [](const Config&) { return text("$RANK"); },
+     "distributed rank written into the outputs", apply_rank},
+    {"world_size", "N", [](const Config&) { return text("$WORLD_SIZE"); },
+     "number of ranks written into the outputs", apply_world_size},
+    {"cupti", "all|KIND+KIND...", [](const Config&) { return text(""); },
      "record GPU activity through CUPTI: kernel, memcpy, memset, runtime, driver, sync, overhead",
      apply_cupti},
-    {"cupti_buffers", "N", "8",
+    {"cupti_buffers", "N", number<&Config::gpu_buffers>,
      "CUPTI activity buffers allocated when the session starts; more are allocated as CUPTI asks "
      "(it keeps one per thread that calls CUDA), up to cupti_mb",
      apply_cupti_buffers},
-    {"cupti_buffer_kb", "KIB", "4096", "size of each CUPTI activity buffer", apply_cupti_buffer_kb},
-    {"cupti_mb", "MIB", "256",
+    {"cupti_buffer_kb", "KIB", number<&Config::gpu_buffer_kb>, "size of each CUPTI activity buffer",
+     apply_cupti_buffer_kb},
+    {"cupti_mb", "MIB", number<&Config::gpu_max_mb>,
      "most memory for CUPTI activity buffers; past it CUPTI drops records, counted in "
      "gpu.dropped (gpu.buffers_exhausted counts the refused buffer requests)",
      apply_cupti_mb},
-    {"attribution_ms", "MS", "5000",
+    {"attribution_ms", "MS", number<&Config::attribution_ms>,
      "how long GPU work waits for the gpuprobe range around its launch to close before it is "
      "written without one",
      apply_attribution_ms},
-    {"names", "N", "65536",
+    {"names", "N", number<&Config::max_names>,
      "most distinct run-time names per session; later ones record as \"<name table full>\" and "
      "are counted",
      apply_names},
@@ -338,7 +364,8 @@ std::string config_help() {
     line(sink.key, sink.value_hint, "", sink.help);
   }
   out += "Options:\n";
-  for (const OptionSpec& o : kOptions) line(o.key, o.value_hint, o.default_value, o.help);
+  const Config defaults;
+  for (const OptionSpec& o : kOptions) line(o.key, o.value_hint, o.default_value(defaults), o.help);
   out +=
       "The environment variable GPUPROBE takes the same string and starts a session when the\n"
       "program starts; it stops at normal exit.\n";

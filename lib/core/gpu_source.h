@@ -28,7 +28,6 @@ struct GpuOptions {
 };
 
 struct GpuSourceStats {
-  std::uint64_t records = 0;            // records decoded and handed on
   std::uint64_t dropped = 0;            // records CUPTI reports it dropped
   std::uint64_t buffers_exhausted = 0;  // CUPTI buffer requests the pool could not serve
   std::uint64_t filtered = 0;           // API calls dropped as noise

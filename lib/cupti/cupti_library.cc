@@ -76,7 +76,6 @@ Status resolve_cupti(void* handle, const std::string& path, CuptiApi* api) {
   resolve(handle, "cuptiActivityEnableDriverApi", &api->activity_enable_driver_api, &missing);
   resolve(handle, "cuptiGetCallbackName", &api->get_callback_name, &missing);
   resolve(handle, "cuptiGetResultString", &api->get_result_string, &missing);
-  resolve(handle, "cuptiGetVersion", &api->get_version, &missing);
   resolve(handle, "cuptiFinalize", &api->finalize, &missing);
   resolve(handle, "cuptiSubscribe", &api->subscribe, &missing);
   resolve(handle, "cuptiUnsubscribe", &api->unsubscribe, &missing);
@@ -157,7 +156,6 @@ Status CuptiLibrary::open(const std::string& cupti_path, CuptiLibrary* out) {
     dlclose(handle);
     return s;
   }
-  out->api_.get_version(&out->version_);
   return load_devices(&out->devices_);
 }
 

@@ -26,7 +26,6 @@ struct CuptiApi {
   CUptiResult (*activity_enable_driver_api)(CUpti_CallbackId, uint8_t);
   CUptiResult (*get_callback_name)(CUpti_CallbackDomain, uint32_t, const char**);
   CUptiResult (*get_result_string)(CUptiResult, const char**);
-  CUptiResult (*get_version)(uint32_t*);
   CUptiResult (*finalize)();
   CUptiResult (*subscribe)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*);
   CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
@@ -43,7 +42,6 @@ class CuptiLibrary {
 
   const CuptiApi& api() const { return api_; }
   const std::string& path() const { return path_; }
-  std::uint32_t version() const { return version_; }
   // Names a CUPTI result code ("CUPTI_ERROR_NOT_INITIALIZED").
   std::string describe(CUptiResult result) const;
   // The devices the driver reports, for deviceProperties.
@@ -52,7 +50,6 @@ class CuptiLibrary {
  private:
   CuptiApi api_{};
   std::string path_;
-  std::uint32_t version_ = 0;
   std::vector<DeviceInfo> devices_;
 };
 

@@ -140,10 +140,7 @@ void CuptiTracer::parse(std::uint8_t* buffer, std::size_t valid, std::vector<Gpu
   const CuptiApi& api = library_.api();
   while (api.activity_get_next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
     GpuActivity activity;
-    if (decoder_.decode(*record, &activity)) {
-      out->push_back(activity);
-      ++records_;
-    }
+    if (decoder_.decode(*record, &activity)) out->push_back(activity);
   }
 }
 
@@ -177,7 +174,6 @@ void CuptiTracer::finalize() {
 
 core::GpuSourceStats CuptiTracer::stats() const {
   core::GpuSourceStats s;
-  s.records = records_;
   // Records CUPTI handed back without timestamps are lost like those it dropped: one figure.
   s.dropped = dropped_ + decoder_.untimed();
   s.buffers_exhausted = pool_.exhausted();

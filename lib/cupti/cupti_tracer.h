@@ -41,7 +41,6 @@ class CuptiTracer : public core::GpuSource {
   // CUPTI's callbacks from under gpuprobe while it records.
   CUpti_SubscriberHandle subscriber_ = nullptr;
   bool finalized_ = false;
-  std::uint64_t records_ = 0;
   std::uint64_t dropped_ = 0;
 };
 

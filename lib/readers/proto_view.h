@@ -48,7 +48,6 @@ class ProtoView {
   }
 
   std::uint32_t field() const { return field_; }
-  int wire_type() const { return wire_; }
   std::uint64_t u64() const { return value_; }
   std::int64_t i64() const { return static_cast<std::int64_t>(value_); }
   double f64() const {

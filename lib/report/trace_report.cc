@@ -7,6 +7,7 @@
 #include <initializer_list>
 
 #include "formats/kineto.h"
+#include "formats/steps.h"
 
 namespace gpuprobe::report {
 namespace {
@@ -351,7 +352,7 @@ Status TraceReport::write(const EventBatch& batch) {
     }
     add_profiler_compile_id(e.site->name);
     if (e.site->category == Category::kStep) ++result_.compile.steps;
-    const char* name = e.site->category == Category::kStep ? "ProfilerStep" : e.site->name;
+    const char* name = e.site->category == Category::kStep ? formats::kStepName : e.site->name;
     NameStats& stats = stats_for(range_names_, name);
     add_range(e.thread, stats, begin, end);
     if (stats.compiled_run != 0) compiled_runs_[stats.compiled_run].add(e.thread, begin, end);
@@ -593,7 +594,8 @@ void TraceReport::explain_outliers() {
   if (!options_.latency_name.empty()) {
     const auto it = range_names_.find(options_.latency_name);
     if (it != range_names_.end()) target = &it->second;
-  } else if (const auto steps = range_names_.find("ProfilerStep"); steps != range_names_.end()) {
+  } else if (const auto steps = range_names_.find(formats::kStepName);
+             steps != range_names_.end()) {
     target = &steps->second;
   } else {
     for (const NameStats* s : r.ranges) {  // sorted by total time: the heaviest repeated range

@@ -81,7 +81,7 @@ class SessionCore {
     }
   }
 
-  ~SessionCore() { stop(); }
+  ~SessionCore() { static_cast<void>(stop()); }  // errors are already printed and kept
 
   bool ok() const { return errors_.empty(); }
   std::string error() const { return errors_.joined(); }

@@ -7,6 +7,7 @@
 
 #include "formats/category_names.h"
 #include "formats/kineto.h"
+#include "formats/steps.h"
 #include "gpuprobe/version.hpp"
 #include "sinks/chrome_gpu_events.h"
 #include "sinks/json_writer.h"
@@ -152,9 +153,9 @@ void ChromeTraceSink::append_event(const Event& e, const TimeBase& time,
   const SiteText& site = site_text(e.site);
   if (e.site->category == Category::kStep) {
     // One site for all steps; the number is the event's (Kineto names them ProfilerStep#N).
-    buf_ += "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#";
-    append_int(&buf_, static_cast<std::int64_t>(e.value));
-    buf_ += "\",";
+    buf_ += "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":";
+    append_json_string(&buf_, formats::step_event_name(static_cast<std::int64_t>(e.value)));
+    buf_ += ",";
   } else {
     buf_ += site.head[static_cast<int>(e.type)];
   }

@@ -7,6 +7,7 @@
 #include "formats/category_names.h"
 #include "formats/kineto.h"
 #include "formats/perfetto_fields.h"
+#include "formats/steps.h"
 
 namespace gpuprobe::sinks {
 namespace {
@@ -330,8 +331,7 @@ void PerfettoSink::write_cpu_event(const Event& e, const TimeBase& time,
   switch (e.type) {
     case EventType::kRange:
       if (e.site->category == Category::kStep) {
-        const std::string name =
-            "ProfilerStep#" + std::to_string(static_cast<std::uint64_t>(e.value));
+        const std::string name = formats::step_event_name(static_cast<std::int64_t>(e.value));
         track_event(seq, begin, event::kSliceBegin, 0, name.c_str(), false, category, kNone, 0, 0,
                     nullptr);
       } else if (const std::uint64_t iid = interned_name(seq, e.site->name);

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "formats/kineto.h"
+#include "formats/steps.h"
 #include "sinks/proto_writer.h"
 
 namespace gpuprobe::sinks {
@@ -198,8 +199,8 @@ void XSpaceBuilder::add(const EventBatch& batch) {
     const std::int64_t end = e.type == EventType::kRange ? time.wall_ns(e.end) : begin;
     if (e.site->category == Category::kStep) {
       const auto step = static_cast<std::int64_t>(e.value);
-      add_event(host_, thread.os_tid, thread.name, "ProfilerStep#" + std::to_string(step), begin,
-                end, {Stat::integer("step_num", step)});
+      add_event(host_, thread.os_tid, thread.name, formats::step_event_name(step), begin, end,
+                {Stat::integer("step_num", step)});
       continue;
     }
     auto [it, inserted] = site_names_.try_emplace(e.site);

@@ -25,7 +25,7 @@ TEST_CASE("GPUPROBE_DISABLE compiles the macros away") {
   Session session("", {sink});
   REQUIRE(compiled_out_function() == 42);
   { ScopedRange r(std::string_view("explicit_object")); }
-  session.stop();
+  REQUIRE(session.stop().ok());
   const auto events = sink->events();
   REQUIRE(events.size() == 1);
   REQUIRE(events[0].name == "explicit_object");

@@ -74,7 +74,7 @@ TEST_CASE("Recording allocates nothing after a thread's first event") {
   }
   t_counting = false;
   REQUIRE(t_allocations == 0);
-  session.stop();
+  REQUIRE(session.stop().ok());
   REQUIRE(session.stats().dropped > 0);
 }
 

@@ -213,7 +213,7 @@ TEST_CASE("GPUPROBE_FUNCTION is named after the enclosing function") {
     static void named_function() { GPUPROBE_FUNCTION(); }
   };
   Local::named_function();
-  session.stop();
+  REQUIRE(session.stop().ok());
   REQUIRE(sink->named("named_function").size() == 1);
   REQUIRE(sink->named("operator()").size() == 1);
 }
@@ -226,12 +226,12 @@ TEST_CASE("Nothing records without a session, or after it stopped") {
   // A range open across stop() is not recorded, in this session or the next.
   std::optional<ScopedRange> across;
   across.emplace(std::string_view("across"));
-  session.stop();
+  REQUIRE(session.stop().ok());
   across.reset();
   { GPUPROBE_RANGE("after"); }
   auto sink2 = std::make_shared<CaptureSink>();
   Session next("", {sink2});
-  next.stop();
+  REQUIRE(next.stop().ok());
   REQUIRE(sink->events().size() == 1);
   REQUIRE(sink->events()[0].name == "during");
   REQUIRE(sink2->events().empty());
@@ -244,7 +244,7 @@ TEST_CASE("Only one session records at a time") {
   REQUIRE_FALSE(second.ok());
   REQUIRE_FALSE(second.running());
   REQUIRE(second.error().find("already recording") != std::string::npos);
-  first.stop();
+  REQUIRE(first.stop().ok());
   Session third("");
   REQUIRE(third.ok());
 }
@@ -269,7 +269,7 @@ TEST_CASE("Categories switch on and off while a session runs") {
   { GPUPROBE_RANGE_IN(Category::kGc, "gc_off_static"); }
   set_category_enabled(Category::kGc, true);
   { ScopedRange r("gc_on", Category::kGc); }
-  session.stop();
+  REQUIRE(session.stop().ok());
   REQUIRE(sink->named("gc_off").empty());
   REQUIRE(sink->named("gc_off_static").empty());
   REQUIRE(sink->named("gc_on").size() == 1);
@@ -281,7 +281,7 @@ TEST_CASE("The categories key limits what a session records") {
   Session session("categories=gc", {sink});
   { GPUPROBE_RANGE("app_range"); }
   { ScopedRange r("gc_range", Category::kGc); }
-  session.stop();
+  REQUIRE(session.stop().ok());
   REQUIRE(sink->named("app_range").empty());
   REQUIRE(sink->named("gc_range").size() == 1);
   // The key applied to that session only: the process-wide switches are back.
@@ -302,7 +302,7 @@ TEST_CASE("Thread names come from set_thread_name, else from the OS") {
     GPUPROBE_RANGE("y");
   });
   os_named.join();
-  session.stop();
+  REQUIRE(session.stop().ok());
   const Stats stats = session.stats();
   REQUIRE(stats.threads.size() == 2);
   const ThreadInfo& a = stats.threads[sink->named("x").at(0).thread];
@@ -328,7 +328,7 @@ TEST_CASE("ranges on tracks become rows of their own, named, with their events c
   a.end();  // not nested: fine on tracks of their own
   { GPUPROBE_RANGE("thread itself"); }
   b.end();
-  session.stop();
+  REQUIRE(session.stop().ok());
   const Stats stats = session.stats();
   const testing::CapturedEvent one = sink->named("one").at(0), two = sink->named("two").at(0);
   const testing::CapturedEvent own = sink->named("thread itself").at(0);
@@ -386,7 +386,7 @@ TEST_CASE("Rings of exited threads are reused, not leaked") {
     // Far longer than flush_ms: the collector drains and recycles the batch's rings.
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  session.stop();
+  REQUIRE(session.stop().ok());
   REQUIRE(sink->named("short_lived").size() == 300);
   // At most a batch's worth of rings is in use at once, so a few dozen serve all 300 threads.
   REQUIRE(core::ThreadRegistry::get().allocated() - before <= 30);
@@ -412,7 +412,7 @@ TEST_CASE("Steps are contiguous ranges numbered from 0, or from a given number")
   set_category_enabled(Category::kStep, false);
   step();  // not recorded, and does not advance the step clock either
   set_category_enabled(Category::kStep, true);
-  session.stop();
+  REQUIRE(session.stop().ok());
   const auto steps = sink->named("ProfilerStep");
   REQUIRE(steps.size() == 5);
   const double numbers[] = {0, 1, 2, 10, 11};
