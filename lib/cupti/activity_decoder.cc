@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/name_table.h"
+#include "formats/kineto.h"
 
 namespace gpuprobe::cupti {
 namespace {
@@ -33,21 +34,6 @@ const char* memory_kind_name(std::uint8_t kind) {
       return "Managed Static";
     default:
       return "Unknown";
-  }
-}
-
-const char* sync_name(CUpti_ActivitySynchronizationType type) {
-  switch (type) {
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
-      return "Event Sync";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
-      return "Stream Wait Event";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
-      return "Stream Sync";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
-      return "Context Sync";
-    default:
-      return "Unknown Sync";
   }
 }
 
@@ -253,7 +239,8 @@ bool ActivityDecoder::decode_fields(const CUpti_Activity& record, GpuActivity* o
       out->kind = GpuActivityKind::kSync;
       out->start = s.start;
       out->end = s.end;
-      out->name = sync_name(s.type);
+      out->sync_kind = static_cast<SyncKind>(s.type);  // CUPTI's values are SyncKind's
+      out->name = formats::sync_kind_name(out->sync_kind);
       out->correlation = s.correlationId;
       out->context = s.contextId;
       if (const auto it = context_devices_.find(s.contextId); it != context_devices_.end()) {
@@ -261,7 +248,6 @@ bool ActivityDecoder::decode_fields(const CUpti_Activity& record, GpuActivity* o
       }
       // Context syncs have no stream; CUPTI reports the invalid id as all ones.
       out->stream = s.streamId == 0xFFFFFFFFu ? 0 : s.streamId;
-      out->sync_kind = static_cast<SyncKind>(s.type);
       out->cuda_event_id = s.cudaEventId;
       return true;
     }

@@ -64,4 +64,27 @@ bool starts_flow(const char* api_name) {
   return false;
 }
 
+const char* sync_kind_name(SyncKind kind) {
+  switch (kind) {
+    case SyncKind::kEventSynchronize:
+      return "Event Sync";
+    case SyncKind::kStreamWaitEvent:
+      return "Stream Wait Event";
+    case SyncKind::kStreamSynchronize:
+      return "Stream Sync";
+    case SyncKind::kContextSynchronize:
+      return "Context Sync";
+    case SyncKind::kUnknown:
+      break;
+  }
+  return "Unknown Sync";
+}
+
+SyncKind sync_kind_from_name(std::string_view name) {
+  for (int k = 1; k <= static_cast<int>(SyncKind::kContextSynchronize); ++k) {
+    if (name == sync_kind_name(static_cast<SyncKind>(k))) return static_cast<SyncKind>(k);
+  }
+  return SyncKind::kUnknown;
+}
+
 }  // namespace gpuprobe::formats

@@ -27,6 +27,11 @@ inline std::int64_t api_thread_tid(const GpuActivity& a) {
   return a.os_tid != 0 ? a.os_tid : std::int64_t{a.thread_id};
 }
 
+// The name of a synchronization as Kineto shows it ("Event Sync", "Stream Wait Event", "Stream
+// Sync", "Context Sync", "Unknown Sync"), and the kind such a name stands for.
+const char* sync_kind_name(SyncKind kind);
+SyncKind sync_kind_from_name(std::string_view name);
+
 // The pid GPU work of `device` is shown under, and the one for CUPTI's own overhead.
 inline std::int64_t gpu_pid(std::uint32_t device) { return device; }
 inline constexpr std::int64_t kOverheadPid = -1;

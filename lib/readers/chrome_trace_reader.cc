@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "formats/gpu_args.h"
 #include "formats/kineto.h"
 #include "formats/steps.h"
 #include "readers/json_cursor.h"
@@ -354,6 +355,7 @@ class ChromeReader {
     a.kind = kind;
     a.name = builder_.text(ev_.name);
     if (kind == GpuActivityKind::kMemcpy) a.copy_kind = memcpy_kind_from_name(a.name);
+    if (kind == GpuActivityKind::kSync) a.sync_kind = formats::sync_kind_from_name(a.name);
     const bool api = kind == GpuActivityKind::kRuntimeApi || kind == GpuActivityKind::kDriverApi;
     if (api) {
       builder_.thread(ev_.pid, ev_.tid);  // shown among the thread's ranges
@@ -366,35 +368,13 @@ class ChromeReader {
     }
     std::memcpy(a.grid, ev_.grid, sizeof a.grid);
     std::memcpy(a.block, ev_.block, sizeof a.block);
-    // One pass over the args (what Kineto and gpuprobe write for GPU records).
+    // One pass over the args, through the table the writers write from (formats/gpu_args.h);
+    // grid and block came as arrays, above.
     for (const auto& [k, v] : ev_.numbers) {
-      const auto u32 = saturate<std::uint32_t>(v);
-      if (k == "correlation"sv)
-        a.correlation = u32;
-      else if (k == "device"sv)
-        a.device = u32;
-      else if (k == "stream"sv)
-        a.stream = u32;
-      else if (k == "context"sv)
-        a.context = u32;
-      else if (k == "cbid"sv)
-        a.cbid = u32;
-      else if (k == "registers per thread"sv)
-        a.registers_per_thread = u32;
-      else if (k == "static shared memory"sv)
-        a.static_shared_memory = saturate<std::int32_t>(v);
-      else if (k == "dynamic shared memory"sv)
-        a.dynamic_shared_memory = saturate<std::int32_t>(v);
-      else if (k == "bytes"sv)
-        a.bytes = saturate<std::uint64_t>(v);
-      else if (k == "bytes moved (declared)"sv)
-        a.declared_bytes = v;
-      else if (k == "flops (declared)"sv)
-        a.declared_flops = v;
-      else if (k == "graph id"sv)
-        a.graph_id = u32;
-      else if (k == "graph node id"sv)
-        a.graph_node_id = saturate<std::uint64_t>(v);
+      int component = 0;
+      const formats::GpuArg* arg = formats::find_gpu_arg(k, &component);
+      if (arg != nullptr && arg->set != nullptr && arg->type != formats::GpuArgType::kDim3)
+        arg->set(a, component, v);
     }
     if (const std::string* range = ev_.string("range"))
       a.range = builder_.site(*range, Category::kApp);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "formats/gpu_args.h"
 #include "formats/kineto.h"
 #include "formats/perfetto_fields.h"
 #include "formats/steps.h"
@@ -509,13 +510,6 @@ class PerfettoReader {
     return builder_.thread(info_.pid, 0);
   }
 
-  static double number(const std::vector<Annotation>& as, const char* name, double fallback = 0) {
-    for (const Annotation& a : as) {
-      if (a.name == name && !a.is_string) return a.number;
-    }
-    return fallback;
-  }
-
   Status emit_slice(std::uint64_t track, OpenSlice& s, std::int64_t end) {
     if (s.category.gpu_kind < 0) {
       const std::uint32_t thread = thread_of(track);
@@ -529,7 +523,7 @@ class PerfettoReader {
     a.kind = kind;
     a.name = s.name;
     if (kind == GpuActivityKind::kMemcpy) a.copy_kind = memcpy_kind_from_name(a.name);
-    a.correlation = saturate<std::uint32_t>(number(as, "correlation"));
+    if (kind == GpuActivityKind::kSync) a.sync_kind = formats::sync_kind_from_name(a.name);
     if (kind == GpuActivityKind::kRuntimeApi || kind == GpuActivityKind::kDriverApi) {
       const auto it = tracks_.find(track);
       std::int64_t tid = 0;
@@ -547,22 +541,13 @@ class PerfettoReader {
       }
       a.thread_id = static_cast<std::uint32_t>(tid);
       a.os_tid = tid;
-      a.cbid = saturate<std::uint32_t>(number(as, "cbid"));
-    } else {
-      a.device = saturate<std::uint32_t>(number(as, "device"));
-      a.stream = saturate<std::uint32_t>(number(as, "stream"));
-      a.grid[0] = saturate<std::int32_t>(number(as, "grid.x"));
-      a.grid[1] = saturate<std::int32_t>(number(as, "grid.y"));
-      a.grid[2] = saturate<std::int32_t>(number(as, "grid.z"));
-      a.block[0] = saturate<std::int32_t>(number(as, "block.x"));
-      a.block[1] = saturate<std::int32_t>(number(as, "block.y"));
-      a.block[2] = saturate<std::int32_t>(number(as, "block.z"));
-      a.registers_per_thread = saturate<std::uint32_t>(number(as, "registers per thread"));
-      a.static_shared_memory = saturate<std::int32_t>(number(as, "shared memory"));
-      a.bytes = saturate<std::uint64_t>(number(as, "bytes"));
-      a.graph_id = saturate<std::uint32_t>(number(as, "graph id"));
-      a.declared_bytes = number(as, "bytes moved (declared)");
-      a.declared_flops = number(as, "flops (declared)");
+    }
+    // The arguments, through the table the writers write from (formats/gpu_args.h).
+    for (const Annotation& ann : as) {
+      if (ann.is_string) continue;
+      int component = 0;
+      const formats::GpuArg* arg = formats::find_gpu_arg(ann.name, &component);
+      if (arg != nullptr && arg->set != nullptr) arg->set(a, component, ann.number);
     }
     for (const Annotation& ann : as) {
       if (ann.name == "range" && ann.is_string) a.range = builder_.site(ann.text, Category::kApp);

@@ -1,5 +1,6 @@
 #include "sinks/chrome_gpu_events.h"
 
+#include "formats/gpu_args.h"
 #include "formats/kineto.h"
 #include "sinks/json_writer.h"
 
@@ -22,17 +23,6 @@ void key(std::string* out, const char* name) {
 void key_int(std::string* out, const char* name, std::int64_t v) {
   key(out, name);
   append_int(out, v);
-}
-
-void key_dim3(std::string* out, const char* name, const std::int32_t (&v)[3]) {
-  key(out, name);
-  out->push_back('[');
-  append_int(out, v[0]);
-  out->push_back(',');
-  append_int(out, v[1]);
-  out->push_back(',');
-  append_int(out, v[2]);
-  out->push_back(']');
 }
 
 bool is_api(GpuActivityKind kind) {
@@ -64,67 +54,35 @@ void append_gpu_event(std::string* out, const GpuActivity& a, const TimeBase& ti
   append_micros(out, start_ns - base_ns);
   key(out, "dur");
   append_micros(out, dur_ns);
-  out->append(",\"args\":{\"correlation\":");
-  append_int(out, a.correlation);
-  switch (a.kind) {
-    case GpuActivityKind::kRuntimeApi:
-    case GpuActivityKind::kDriverApi:
-      key_int(out, "cbid", a.cbid);
-      break;
-    case GpuActivityKind::kOverhead:
-      break;
-    default:
-      key_int(out, "device", a.device);
-      key_int(out, "context", a.context);
-      key_int(out, "stream", a.stream);
-      break;
-  }
-  switch (a.kind) {
-    case GpuActivityKind::kKernel:
-      key_int(out, "registers per thread", a.registers_per_thread);
-      key_int(out, "shared memory",
-              static_cast<std::int64_t>(a.static_shared_memory) + a.dynamic_shared_memory);
-      key_int(out, "static shared memory", a.static_shared_memory);
-      key_int(out, "dynamic shared memory", a.dynamic_shared_memory);
-      key_dim3(out, "grid", a.grid);
-      key_dim3(out, "block", a.block);
-      break;
-    case GpuActivityKind::kMemcpy:
-    case GpuActivityKind::kMemset:
-      key_int(out, "bytes", static_cast<std::int64_t>(a.bytes));
-      key(out, "memory bandwidth (GB/s)");
-      append_double(out,
-                    dur_ns > 0 ? static_cast<double>(a.bytes) / static_cast<double>(dur_ns) : 0.0);
-      break;
-    case GpuActivityKind::kSync:
-      key(out, "cuda_sync_kind");
-      append_json_string(out, a.name);
-      if (a.sync_kind == SyncKind::kEventSynchronize || a.sync_kind == SyncKind::kStreamWaitEvent) {
-        key_int(out, "wait_on_cuda_event_id", a.cuda_event_id);
-      }
-      break;
-    default:
-      break;
-  }
-  if (a.declared_bytes > 0) {
-    key(out, "bytes moved (declared)");
-    append_double(out, a.declared_bytes);
-  }
-  if (a.declared_flops > 0) {
-    key(out, "flops (declared)");
-    append_double(out, a.declared_flops);
-  }
-  if (a.declared_bytes > 0 && a.declared_flops > 0) {
-    key(out, "arithmetic intensity (flop/byte)");
-    append_double(out, a.declared_flops / a.declared_bytes);
-  }
-  if (a.range != nullptr) {
-    key(out, "range");
-    append_json_string(out, a.range->name);
-  }
-  if (a.graph_id != 0) {
-    key_int(out, "graph id", a.graph_id);
-    key_int(out, "graph node id", static_cast<std::int64_t>(a.graph_node_id));
+  // The arguments, from the table both readers read back (formats/gpu_args.h).
+  out->append(",\"args\":{");
+  bool first = true;
+  for (const formats::GpuArg& arg : formats::gpu_args()) {
+    if (!arg.carried(a)) continue;
+    if (!first) out->push_back(',');
+    first = false;
+    out->push_back('"');
+    out->append(arg.name);
+    out->append("\":");
+    switch (arg.type) {
+      case formats::GpuArgType::kInt:
+        append_int(out, arg.get_int(a, dur_ns, 0));
+        break;
+      case formats::GpuArgType::kDouble:
+        append_double(out, arg.get_double(a, dur_ns));
+        break;
+      case formats::GpuArgType::kString:
+        append_json_string(out, arg.get_string(a));
+        break;
+      case formats::GpuArgType::kDim3:
+        out->push_back('[');
+        for (int i = 0; i < 3; ++i) {
+          if (i > 0) out->push_back(',');
+          append_int(out, arg.get_int(a, dur_ns, i));
+        }
+        out->push_back(']');
+        break;
+    }
   }
   out->append("}}");
 

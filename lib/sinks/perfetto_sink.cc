@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "formats/category_names.h"
+#include "formats/gpu_args.h"
 #include "formats/kineto.h"
 #include "formats/perfetto_fields.h"
 #include "formats/steps.h"
@@ -398,13 +399,10 @@ void PerfettoSink::write_gpu_event(const GpuActivity& a, const TimeBase& time) {
   if (!process_seq_.started) start_sequence(process_seq_, 0);
   std::uint64_t track;
   std::uint64_t flow = 0, terminating = 0;
-  std::vector<Annotation> args;
-  args.push_back({"correlation", Annotation::kInt, a.correlation, 0, nullptr});
   const bool api = a.kind == GpuActivityKind::kRuntimeApi || a.kind == GpuActivityKind::kDriverApi;
   if (api) {
     track = api_thread_track(api_thread_tid(a), a.os_tid != 0);
     if (starts_flow(a.name)) flow = a.correlation;
-    args.push_back({"cbid", Annotation::kInt, a.cbid, 0, nullptr});
   } else if (a.kind == GpuActivityKind::kOverhead) {
     if (!overhead_track_) {
       overhead_track_ = true;
@@ -414,30 +412,29 @@ void PerfettoSink::write_gpu_event(const GpuActivity& a, const TimeBase& time) {
   } else {
     track = gpu_stream_track(a.device, a.stream);
     if (a.correlation != 0) terminating = a.correlation;
-    args.push_back({"device", Annotation::kInt, a.device, 0, nullptr});
-    args.push_back({"stream", Annotation::kInt, a.stream, 0, nullptr});
   }
-  if (a.kind == GpuActivityKind::kKernel) {
-    args.push_back({"grid.x", Annotation::kInt, a.grid[0], 0, nullptr});
-    args.push_back({"grid.y", Annotation::kInt, a.grid[1], 0, nullptr});
-    args.push_back({"grid.z", Annotation::kInt, a.grid[2], 0, nullptr});
-    args.push_back({"block.x", Annotation::kInt, a.block[0], 0, nullptr});
-    args.push_back({"block.y", Annotation::kInt, a.block[1], 0, nullptr});
-    args.push_back({"block.z", Annotation::kInt, a.block[2], 0, nullptr});
-    args.push_back({"registers per thread", Annotation::kInt, a.registers_per_thread, 0, nullptr});
-    args.push_back({"shared memory", Annotation::kInt,
-                    static_cast<std::int64_t>(a.static_shared_memory) + a.dynamic_shared_memory, 0,
-                    nullptr});
-    if (a.declared_bytes > 0)
-      args.push_back({"bytes moved (declared)", Annotation::kDouble, 0, a.declared_bytes, nullptr});
-    if (a.declared_flops > 0)
-      args.push_back({"flops (declared)", Annotation::kDouble, 0, a.declared_flops, nullptr});
+  // The arguments, from the table both readers read back (formats/gpu_args.h).
+  const std::int64_t dur_ns = time.wall_ns(a.end) - time.wall_ns(a.start);
+  std::vector<Annotation> args;
+  for (const formats::GpuArg& arg : formats::gpu_args()) {
+    if (!arg.carried(a)) continue;
+    switch (arg.type) {
+      case formats::GpuArgType::kInt:
+        args.push_back({arg.name, Annotation::kInt, arg.get_int(a, dur_ns, 0), 0, nullptr});
+        break;
+      case formats::GpuArgType::kDouble:
+        args.push_back({arg.name, Annotation::kDouble, 0, arg.get_double(a, dur_ns), nullptr});
+        break;
+      case formats::GpuArgType::kString:
+        args.push_back({arg.name, Annotation::kString, 0, 0, arg.get_string(a)});
+        break;
+      case formats::GpuArgType::kDim3:
+        for (int i = 0; i < 3; ++i)
+          args.push_back(
+              {arg.components[i], Annotation::kInt, arg.get_int(a, dur_ns, i), 0, nullptr});
+        break;
+    }
   }
-  if (a.kind == GpuActivityKind::kMemcpy || a.kind == GpuActivityKind::kMemset) {
-    args.push_back({"bytes", Annotation::kInt, static_cast<std::int64_t>(a.bytes), 0, nullptr});
-  }
-  if (a.graph_id != 0) args.push_back({"graph id", Annotation::kInt, a.graph_id, 0, nullptr});
-  if (a.range != nullptr) args.push_back({"range", Annotation::kString, 0, 0, a.range->name});
   static const std::vector<Annotation> kNone;
   track_event(process_seq_, time.wall_ns(a.start), event::kSliceBegin, track, a.name, true,
               kGpuCategories + static_cast<int>(a.kind), args, flow, terminating, nullptr);

@@ -258,6 +258,50 @@ TEST_CASE("a conversion keeps every statistic and session fact of the summary") 
   for (const std::string& f : {chrome, perfetto, back}) fs::remove(f);
 }
 
+// The four places that named GPU arguments had drifted: the Perfetto writer summed the shared
+// memory and left out the context, the graph node and the synchronization arguments. One table
+// now drives both writers and both readers.
+TEST_CASE("a conversion through Perfetto keeps every GPU argument") {
+  Synthetic t;
+  t.gpu[1].context = 3;
+  t.gpu[1].static_shared_memory = 1024;
+  t.gpu[1].dynamic_shared_memory = 4096;
+  t.gpu[1].graph_id = 5;
+  t.gpu[1].graph_node_id = 77;
+  t.gpu[1].declared_bytes = 2e6;
+  t.gpu[1].declared_flops = 8e6;
+  GpuActivity sync;
+  sync.kind = GpuActivityKind::kSync;
+  sync.name = "Event Sync";
+  sync.sync_kind = SyncKind::kEventSynchronize;
+  sync.cuda_event_id = 9;
+  sync.correlation = 7;
+  sync.device = 1;
+  sync.stream = 13;
+  sync.start = 26000;
+  sync.end = 27000;
+  t.gpu.push_back(sync);
+  t.events.clear();
+  for (const GpuActivity& a : t.gpu) t.events.push_back(Event::from_gpu(a));
+  const std::string chrome = temp_file("args.json"), perfetto = temp_file("args.pftrace"),
+                    back = temp_file("args_back.json");
+  write_and_convert_back(t, chrome, perfetto, back);
+  const auto gpu_args = [](const std::string& f) {
+    std::map<std::string, nlohmann::json> out;
+    const nlohmann::json trace = nlohmann::json::parse(testing::read_file(f));
+    for (const auto& e : trace["traceEvents"]) {
+      if (e.value("ph", "") == "X" && e.contains("args")) out[e.value("name", "")] = e["args"];
+    }
+    return out;
+  };
+  const auto original = gpu_args(chrome), converted = gpu_args(back);
+  REQUIRE(original.size() == 4);
+  CHECK(original.at("gemm<float>(float*)")["graph node id"] == 77);
+  CHECK(original.at("Event Sync")["wait_on_cuda_event_id"] == 9);
+  for (const auto& [name, args] : original) CHECK(converted.at(name).dump() == args.dump());
+  for (const std::string& f : {chrome, perfetto, back}) fs::remove(f);
+}
+
 // A category named with name_category() is trace data, not the converting process's state: it
 // came back as user_annotation after `gpuprobe convert`.
 TEST_CASE("category names travel in the trace through Chrome -> Perfetto -> Chrome") {
