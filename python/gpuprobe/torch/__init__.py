@@ -1,0 +1,19 @@
+"""PyTorch integration: module ranges, optimizer steps, CUDA caching-allocator statistics, the
+torch.compile observer and compiled-vs-eager numerics, one module each (modules, allocator,
+compile, numerics).
+
+Importing this package does not import torch; each function imports it when called and says
+clearly (``FeatureUnavailable``) what the installed torch lacks. Private torch APIs are
+feature-detected, never assumed.
+"""
+from gpuprobe.torch._common import FeatureUnavailable
+from gpuprobe.torch.allocator import ALLOCATOR_COUNTERS, record_allocator_stats
+from gpuprobe.torch.compile import CompileReport, CompileWatcher, graph_break_summary, watch_compile
+from gpuprobe.torch.modules import instrument, instrument_optimizer, step
+from gpuprobe.torch.numerics import Comparison, compare
+
+__all__ = [
+    "FeatureUnavailable", "instrument", "instrument_optimizer", "step", "record_allocator_stats",
+    "ALLOCATOR_COUNTERS", "watch_compile", "CompileWatcher", "CompileReport",
+    "graph_break_summary", "compare", "Comparison",
+]

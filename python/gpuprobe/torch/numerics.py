@@ -1,0 +1,95 @@
+"""Compiled against eager: errors, the worst positions, NaN/Inf mismatches and the speedup."""
+import dataclasses
+import math
+import time
+
+from gpuprobe import _core
+from gpuprobe.torch._common import _torch
+
+
+@dataclasses.dataclass
+class Comparison:
+    passed: bool
+    max_abs_error: float
+    max_rel_error: float
+    worst: list  # up to 5 of {"output", "index", "eager", "compiled", "abs_error"}
+    nan_mismatches: int  # positions NaN in one result and not the other
+    inf_mismatches: int
+    eager_seconds: float  # median of the timed runs
+    compiled_seconds: float
+    speedup: float  # S = T_eager / T_compiled
+
+
+def _flatten(value, path="output"):
+    torch = _torch()
+    if isinstance(value, torch.Tensor):
+        return [(path, value)]
+    if isinstance(value, (list, tuple)):
+        return [x for i, v in enumerate(value) for x in _flatten(v, f"{path}[{i}]")]
+    if isinstance(value, dict):
+        return [x for k, v in value.items() for x in _flatten(v, f"{path}[{k!r}]")]
+    return []
+
+
+def _time(fn, inputs, warmup, runs, sync):
+    for _ in range(warmup):
+        fn(*inputs)
+    sync()
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn(*inputs)
+        sync()
+        samples.append(time.perf_counter() - start)
+    samples.sort()
+    return samples[len(samples) // 2]
+
+
+def compare(eager_fn, compiled_fn, *inputs, rtol=1e-5, atol=1e-8, warmup=3, runs=10):
+    """Runs both functions on ``inputs`` and compares every output tensor: max absolute and
+    relative error, the worst positions, NaN/Inf disagreements, pass/fail (all within
+    atol + rtol * |eager|, NaNs and Infs agreeing); then times both (median of ``runs`` after
+    ``warmup``, synchronizing CUDA) for the speedup S = T_eager / T_compiled."""
+    torch = _torch()
+    with torch.no_grad():
+        eager_out = _flatten(eager_fn(*inputs))
+        compiled_out = _flatten(compiled_fn(*inputs))
+    if [p for p, _ in eager_out] != [p for p, _ in compiled_out]:
+        raise ValueError("compare: the two functions return different structures")
+    max_abs = max_rel = 0.0
+    worst = []
+    nan_bad = inf_bad = 0
+    passed = True
+    for (path, e), (_, c) in zip(eager_out, compiled_out):
+        if e.shape != c.shape:
+            raise ValueError(f"compare: {path} has shape {tuple(e.shape)} eagerly, "
+                             f"{tuple(c.shape)} compiled")
+        e64, c64 = e.detach().double().cpu(), c.detach().double().cpu()
+        nan_bad += int((torch.isnan(e64) != torch.isnan(c64)).sum())
+        inf_bad += int((torch.isinf(e64) != torch.isinf(c64)).sum())
+        finite = torch.isfinite(e64) & torch.isfinite(c64)
+        diff = torch.where(finite, (e64 - c64).abs(), torch.zeros_like(e64))
+        rel = diff / e64.abs().clamp_min(torch.finfo(torch.float64).tiny)
+        same_inf = torch.isinf(e64) & (e64 == c64)
+        ok = finite & (diff <= atol + rtol * e64.abs()) | torch.isnan(e64) & torch.isnan(c64) | same_inf
+        passed = passed and bool(ok.all())
+        if diff.numel():
+            max_abs = max(max_abs, float(diff.max()))
+            max_rel = max(max_rel, float(torch.where(finite, rel, torch.zeros_like(rel)).max()))
+            flat = diff.flatten()
+            for i in torch.topk(flat, min(5, flat.numel())).indices.tolist():
+                index = tuple(int(x) for x in torch.unravel_index(torch.tensor(i), e64.shape))
+                worst.append({"output": path, "index": index, "eager": float(e64[index]),
+                              "compiled": float(c64[index]), "abs_error": float(flat[i])})
+    worst = sorted(worst, key=lambda w: -w["abs_error"])[:5]
+    passed = passed and nan_bad == 0 and inf_bad == 0
+    cuda = torch.cuda.is_available() and any(t.is_cuda for _, t in eager_out)
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    with torch.no_grad():
+        t_eager = _time(eager_fn, inputs, warmup, runs, sync)
+        t_compiled = _time(compiled_fn, inputs, warmup, runs, sync)
+    speedup = t_eager / t_compiled if t_compiled > 0 else math.inf
+    _core.counter("compile speedup", speedup, "compile")  # S, for the report when recording
+    return Comparison(passed=passed, max_abs_error=max_abs, max_rel_error=max_rel, worst=worst,
+                      nan_mismatches=nan_bad, inf_mismatches=inf_bad, eager_seconds=t_eager,
+                      compiled_seconds=t_compiled, speedup=speedup)
