@@ -8,9 +8,12 @@
 
 #include "formats/kineto.h"
 #include "formats/steps.h"
+#include "formats/torch_events.h"
 
 namespace gpuprobe::report {
 namespace {
+
+namespace te = formats::torch_events;
 
 constexpr const char* kCauseNames[] = {"gc pause", "compile", "allocator", "synchronization",
                                        "large copy"};
@@ -144,11 +147,12 @@ NameStats& TraceReport::stats_for(std::unordered_map<std::string, NameStats>& ta
   if (s.name.empty()) {
     s.name = name;
     if (&table == &range_names_) {
-      s.compiled_run = std::strncmp(name, "## Call CompiledFxGraph", 23) == 0 ||
-                               std::strncmp(name, "compiled graph", 14) == 0
-                           ? 1
-                       : std::strncmp(name, "Torch-Compiled Region", 21) == 0 ? 2
-                                                                              : 0;
+      s.compiled_run =
+          std::strncmp(name, "## Call CompiledFxGraph", 23) == 0 ||
+                  std::strncmp(name, te::kCompiledGraph, sizeof te::kCompiledGraph - 1) == 0
+              ? 1
+          : std::strncmp(name, "Torch-Compiled Region", 21) == 0 ? 2
+                                                                 : 0;
     }
   }
   cache.emplace(name, &s);
@@ -285,14 +289,14 @@ bool TraceReport::is_frame_compile(const CallSite& site) {
 // occurrence). The limit warning shares the recompile prefix and is not a recompile.
 void TraceReport::add_compile_mark(const char* name) {
   ReportResult::Compile& c = result_.compile;
-  if (starts_with(name, "recompile limit hit")) {
+  if (starts_with(name, te::kRecompileLimitHit)) {
     c.limit_hits.emplace_back(name);
-  } else if (starts_with(name, "recompile ")) {
-    c.recompiles.emplace_back(name + 10);
-  } else if (starts_with(name, "eager fallback ")) {
-    c.fallbacks.emplace_back(name + 15);
-  } else if (starts_with(name, "graph break: ")) {
-    c.graph_breaks[name + 13]++;
+  } else if (starts_with(name, te::kRecompile)) {
+    c.recompiles.emplace_back(name + sizeof te::kRecompile - 1);
+  } else if (starts_with(name, te::kEagerFallback)) {
+    c.fallbacks.emplace_back(name + sizeof te::kEagerFallback - 1);
+  } else if (starts_with(name, te::kGraphBreak)) {
+    c.graph_breaks[name + sizeof te::kGraphBreak - 1]++;
   }
 }
 
@@ -324,18 +328,18 @@ Status TraceReport::write(const EventBatch& batch) {
     if (e.type == EventType::kCounter && e.site->category == Category::kCompile) {
       ReportResult::Compile& c = result_.compile;
       const std::string_view name = e.site->name;
-      double* slot = name == "compile cache hits"          ? &c.cache_hits
-                     : name == "compile cache misses"      ? &c.cache_misses
-                     : name == "compile graph ops"         ? &c.graph_ops
-                     : name == "compile kernels generated" ? &c.kernels_generated
-                     : name == "compile speedup"           ? &c.speedup
-                                                           : nullptr;
+      double* slot = name == te::kCacheHits          ? &c.cache_hits
+                     : name == te::kCacheMisses      ? &c.cache_misses
+                     : name == te::kGraphOps         ? &c.graph_ops
+                     : name == te::kKernelsGenerated ? &c.kernels_generated
+                     : name == te::kSpeedup          ? &c.speedup
+                                                     : nullptr;
       if (slot != nullptr) *slot = e.value;  // totals: the last value is the answer
       continue;
     }
     if (e.type == EventType::kCounter) {
       // An allocator retry flushes the cache and synchronizes: a cause, at the moment counted.
-      if (std::strcmp(e.site->name, "cuda alloc retries") == 0)
+      if (std::strcmp(e.site->name, te::kAllocRetries) == 0)
         causes_[kAllocator].push_back({begin, begin + 1});
       continue;
     }

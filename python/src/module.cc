@@ -14,12 +14,16 @@
 #include <unordered_map>
 #include <vector>
 
+#include "formats/category_names.h"
+#include "formats/torch_events.h"
 #include "gpuprobe/gpuprobe.hpp"
 
 namespace py = pybind11;
 
 namespace gpuprobe::python {
 namespace {
+
+namespace te = formats::torch_events;
 
 struct RangeObject;
 
@@ -52,17 +56,13 @@ void end_open(std::size_t i) {
   t_open.erase(t_open.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
+// A category by its built-in name (formats/category_names.h): "app", ..., "user0".."user7".
 std::optional<Category> category_from(std::string_view name) {
-  static const std::pair<std::string_view, Category> kNames[] = {
-      {"app", Category::kApp},         {"step", Category::kStep},
-      {"python", Category::kPython},   {"torch", Category::kTorch},
-      {"compile", Category::kCompile}, {"gc", Category::kGc},
-      {"alloc", Category::kAllocator}, {"cuda", Category::kCuda}};
-  for (const auto& [n, c] : kNames) {
-    if (n == name) return c;
+  for (unsigned i = 0; i < 32; ++i) {
+    const auto category = static_cast<Category>(i);
+    if (formats::category_exists(category) && formats::default_category_name(category) == name)
+      return category;
   }
-  if (name.size() == 5 && name.substr(0, 4) == "user" && name[4] >= '0' && name[4] <= '7')
-    return static_cast<Category>(static_cast<int>(Category::kUser0) + (name[4] - '0'));
   return std::nullopt;
 }
 
@@ -329,7 +329,9 @@ thread_local ManualRange t_gc_range;
 
 void gc_callback(const std::string& phase, const py::dict& info) {
   if (detail::gate_for(Category::kGc) == 0) return;
-  static const char* kNames[] = {"gc gen0", "gc gen1", "gc gen2"};
+  static const std::string kNames[] = {std::string(te::kGcGeneration) + "0",
+                                       std::string(te::kGcGeneration) + "1",
+                                       std::string(te::kGcGeneration) + "2"};
   if (phase == "start") {
     int generation = info.contains("generation") ? info["generation"].cast<int>() : 0;
     if (generation < 0 || generation > 2) generation = 2;
@@ -338,10 +340,10 @@ void gc_callback(const std::string& phase, const py::dict& info) {
   }
   t_gc_range.end();
   if (info.contains("collected")) {
-    counter("gc collected", info["collected"].cast<double>(), Category::kGc);
+    counter(te::kGcCollected, info["collected"].cast<double>(), Category::kGc);
   }
   if (info.contains("uncollectable")) {
-    counter("gc uncollectable", info["uncollectable"].cast<double>(), Category::kGc);
+    counter(te::kGcUncollectable, info["uncollectable"].cast<double>(), Category::kGc);
   }
 }
 
@@ -405,6 +407,10 @@ PYBIND11_MODULE(_core, m) {
   PyObject* range_type = PyType_FromSpec(&kRangeSpec);
   if (range_type == nullptr) throw py::error_already_set();
   m.add_object("range", py::reinterpret_steal<py::object>(range_type));
+  py::dict event_names;
+  for (const formats::torch_events::NamedEvent& e : formats::torch_events::kAll)
+    event_names[e.key] = e.name;
+  m.attr("event_names") = event_names;
   m.def("_set_decorate", [](py::object fn) {
     Py_XDECREF(g_decorate);
     g_decorate = fn.release().ptr();

@@ -1,5 +1,9 @@
-"""What every part of gpuprobe.torch shares: importing torch on demand, and the error for what the
-installed torch lacks."""
+"""What every part of gpuprobe.torch shares: importing torch on demand, the error for what the
+installed torch lacks, and the names of the events it records (the report reads them)."""
+from gpuprobe import _core
+
+# The event names, from the C++ side's one list (lib/formats/torch_events.h), never retyped.
+EVENTS = _core.event_names
 
 
 class FeatureUnavailable(RuntimeError):

@@ -1,15 +1,15 @@
 """The CUDA caching allocator's statistics as counters (category "alloc")."""
 from gpuprobe import _core
-from gpuprobe.torch._common import FeatureUnavailable, _torch
+from gpuprobe.torch._common import EVENTS, FeatureUnavailable, _torch
 
 
 # (counter name, key in torch.cuda.memory_stats)
 ALLOCATOR_COUNTERS = [
-    ("cuda allocated bytes", "allocated_bytes.all.current"),
-    ("cuda reserved bytes", "reserved_bytes.all.current"),
-    ("cuda inactive split bytes", "inactive_split_bytes.all.current"),
-    ("cuda alloc retries", "num_alloc_retries"),
-    ("cuda ooms", "num_ooms"),
+    (EVENTS["allocated_bytes"], "allocated_bytes.all.current"),
+    (EVENTS["reserved_bytes"], "reserved_bytes.all.current"),
+    (EVENTS["inactive_split_bytes"], "inactive_split_bytes.all.current"),
+    (EVENTS["alloc_retries"], "num_alloc_retries"),
+    (EVENTS["ooms"], "num_ooms"),
 ]
 
 

@@ -9,7 +9,7 @@ import threading
 import time
 
 from gpuprobe import _core
-from gpuprobe.torch._common import FeatureUnavailable, _torch
+from gpuprobe.torch._common import EVENTS, FeatureUnavailable, _torch
 
 
 @dataclasses.dataclass
@@ -40,7 +40,7 @@ class _LimitHandler(logging.Handler):
         if "recompile_limit" in message or "cache_size_limit" in message:
             self._watcher._limit_hits.append(message)
             # Not "recompile <id>: ...": the report counts those as recompiles.
-            _core.instant("recompile limit hit: " + message.splitlines()[0][:200], "compile")
+            _core.instant(EVENTS["recompile_limit_hit"] + message.splitlines()[0][:200], "compile")
 
 
 def _generated_kernel_count():
@@ -134,8 +134,8 @@ def _record_graph_runs(original):
     # share of a step (Amdahl).
     def call(graph, inputs):
         kwargs = getattr(graph, "fx_kwargs", None) or {}
-        token = _core._begin("compiled graph (backward)" if kwargs.get("is_backward")
-                             else "compiled graph (forward)", "torch")
+        token = _core._begin(EVENTS["compiled_graph_backward"] if kwargs.get("is_backward")
+                             else EVENTS["compiled_graph_forward"], "torch")
         try:
             return original(graph, inputs)
         finally:
@@ -234,7 +234,7 @@ class CompileWatcher:
             stack = self._tokens.stack = []
         token = None
         if not self._spans_from_metrics:
-            token = _core._begin(f"torch.compile {self._compile_id(args)}".strip(), "compile")
+            token = _core._begin((EVENTS["compile"] + str(self._compile_id(args))).strip(), "compile")
         stack.append((token, time.perf_counter()))
 
     def _on_end(self, *args):
@@ -281,18 +281,18 @@ class CompileWatcher:
         compile_id = str(getattr(m, "compile_id", ""))
         span = _metric_span_ns(m)
         if self._spans_from_metrics and span is not None:
-            _core._range_at(f"torch.compile {compile_id}".strip(), "compile", span[0], span[1])
+            _core._range_at((EVENTS["compile"] + compile_id).strip(), "compile", span[0], span[1])
             self._compile_seconds += (span[1] - span[0]) / 1e9
         at = span[0] if span is not None else time.time_ns()
         reason = getattr(m, "recompile_reason", None)
         if reason:
-            _core._instant_at(f"recompile {compile_id}: {reason}"[:400], "compile", at)
+            _core._instant_at(f"{EVENTS['recompile']}{compile_id}: {reason}"[:400], "compile", at)
         fail_type = getattr(m, "fail_type", None)
         if fail_type:
             error = f"{fail_type}: {getattr(m, 'fail_reason', '') or ''}".strip()
             error = " ".join(error.split())[:300]
             self._fallbacks.append({"compile_id": compile_id, "frame": _frame_of(m), "error": error})
-            _core._instant_at(f"eager fallback {compile_id}: {_frame_of(m) or '?'}: {error}",
+            _core._instant_at(f"{EVENTS['eager_fallback']}{compile_id}: {_frame_of(m) or '?'}: {error}",
                               "compile", at)
 
     def _mark_graph_breaks(self, frame, at_ns):
@@ -307,7 +307,7 @@ class CompileWatcher:
             if new <= 0:
                 continue
             self._marked_breaks[reason] = count
-            name = "graph break: " + graph_break_summary(reason) + where
+            name = EVENTS["graph_break"] + graph_break_summary(reason) + where
             for _ in range(min(new, 10000)):
                 _core._instant_at(name, "compile", at)
 
@@ -320,13 +320,13 @@ class CompileWatcher:
         now = self._snapshot()
         inductor, aot = self._delta("inductor", now), self._delta("aot_autograd", now)
         totals = {
-            "compile cache hits": inductor.get("fxgraph_cache_hit", 0) + aot.get("autograd_cache_hit", 0),
-            "compile cache misses": inductor.get("fxgraph_cache_miss", 0) + aot.get("autograd_cache_miss", 0),
-            "compile graph ops": sum(getattr(m, "graph_op_count", 0) or 0 for m in self._metrics),
+            EVENTS["cache_hits"]: inductor.get("fxgraph_cache_hit", 0) + aot.get("autograd_cache_hit", 0),
+            EVENTS["cache_misses"]: inductor.get("fxgraph_cache_miss", 0) + aot.get("autograd_cache_miss", 0),
+            EVENTS["graph_ops"]: sum(getattr(m, "graph_op_count", 0) or 0 for m in self._metrics),
         }
         kernels = _generated_kernel_count()
         if kernels is not None:
-            totals["compile kernels generated"] = kernels - self._kernels_baseline
+            totals[EVENTS["kernels_generated"]] = kernels - self._kernels_baseline
         return totals
 
     def report(self):

@@ -4,7 +4,7 @@ import math
 import time
 
 from gpuprobe import _core
-from gpuprobe.torch._common import _torch
+from gpuprobe.torch._common import EVENTS, _torch
 
 
 @dataclasses.dataclass
@@ -89,7 +89,7 @@ def compare(eager_fn, compiled_fn, *inputs, rtol=1e-5, atol=1e-8, warmup=3, runs
         t_eager = _time(eager_fn, inputs, warmup, runs, sync)
         t_compiled = _time(compiled_fn, inputs, warmup, runs, sync)
     speedup = t_eager / t_compiled if t_compiled > 0 else math.inf
-    _core.counter("compile speedup", speedup, "compile")  # S, for the report when recording
+    _core.counter(EVENTS["speedup"], speedup, "compile")  # S, for the report when recording
     return Comparison(passed=passed, max_abs_error=max_abs, max_rel_error=max_rel, worst=worst,
                       nan_mismatches=nan_bad, inf_mismatches=inf_bad, eager_seconds=t_eager,
                       compiled_seconds=t_compiled, speedup=speedup)

@@ -1,0 +1,66 @@
+// The events gpuprobe's Python side records (gpuprobe.torch, gpuprobe.watch_gc) and the report
+// reads. One list: the report uses these constants, and the Python side takes them from
+// gpuprobe._core.event_names rather than retyping them (a recompile-limit warning was once
+// counted as a recompile because the two sides' strings shared a prefix).
+#pragma once
+
+namespace gpuprobe::formats::torch_events {
+
+// torch.compile (category compile). A prefix is followed by the compile id as PyTorch writes it.
+inline constexpr char kCompile[] = "torch.compile ";  // range over one frame compile
+inline constexpr char kRecompile[] = "recompile ";    // instant: "recompile <id>: <guard>"
+inline constexpr char kEagerFallback[] = "eager fallback ";  // "<id>: <frame>: <exception>"
+inline constexpr char kGraphBreak[] = "graph break: ";       // "<cause> [in <frame>]"
+inline constexpr char kRecompileLimitHit[] = "recompile limit hit: ";  // Dynamo gave up
+// Each run of an Inductor-compiled graph (category torch).
+inline constexpr char kCompiledGraph[] = "compiled graph";
+inline constexpr char kCompiledGraphForward[] = "compiled graph (forward)";
+inline constexpr char kCompiledGraphBackward[] = "compiled graph (backward)";
+// Counters (category compile): totals since the watcher opened, and compare()'s speedup.
+inline constexpr char kCacheHits[] = "compile cache hits";
+inline constexpr char kCacheMisses[] = "compile cache misses";
+inline constexpr char kGraphOps[] = "compile graph ops";
+inline constexpr char kKernelsGenerated[] = "compile kernels generated";
+inline constexpr char kSpeedup[] = "compile speedup";
+
+// The CUDA caching allocator (counters, category alloc).
+inline constexpr char kAllocatedBytes[] = "cuda allocated bytes";
+inline constexpr char kReservedBytes[] = "cuda reserved bytes";
+inline constexpr char kInactiveSplitBytes[] = "cuda inactive split bytes";
+inline constexpr char kAllocRetries[] = "cuda alloc retries";
+inline constexpr char kOoms[] = "cuda ooms";
+
+// Python's garbage collector (category gc): a range "gc gen<N>" per collection, and counters.
+inline constexpr char kGcGeneration[] = "gc gen";
+inline constexpr char kGcCollected[] = "gc collected";
+inline constexpr char kGcUncollectable[] = "gc uncollectable";
+
+// Every name above with its key in gpuprobe._core.event_names.
+struct NamedEvent {
+  const char* key;
+  const char* name;
+};
+inline constexpr NamedEvent kAll[] = {
+    {"compile", kCompile},
+    {"recompile", kRecompile},
+    {"eager_fallback", kEagerFallback},
+    {"graph_break", kGraphBreak},
+    {"recompile_limit_hit", kRecompileLimitHit},
+    {"compiled_graph_forward", kCompiledGraphForward},
+    {"compiled_graph_backward", kCompiledGraphBackward},
+    {"cache_hits", kCacheHits},
+    {"cache_misses", kCacheMisses},
+    {"graph_ops", kGraphOps},
+    {"kernels_generated", kKernelsGenerated},
+    {"speedup", kSpeedup},
+    {"allocated_bytes", kAllocatedBytes},
+    {"reserved_bytes", kReservedBytes},
+    {"inactive_split_bytes", kInactiveSplitBytes},
+    {"alloc_retries", kAllocRetries},
+    {"ooms", kOoms},
+    {"gc_generation", kGcGeneration},
+    {"gc_collected", kGcCollected},
+    {"gc_uncollectable", kGcUncollectable},
+};
+
+}  // namespace gpuprobe::formats::torch_events
