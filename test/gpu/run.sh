@@ -25,6 +25,7 @@ for deb in .deps/*.deb; do
     *nlohmann*) have_header nlohmann/json.hpp && continue ;;
     *catch2*) have_header catch2/catch_test_macros.hpp && continue ;;
     *benchmark*) have_header benchmark/benchmark.h && continue ;;
+    *cli11*) have_header CLI/CLI.hpp && continue ;;
   esac
   echo "unpacking $deb"
   dpkg -x "$deb" "$prefix"

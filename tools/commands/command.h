@@ -1,0 +1,30 @@
+// The subcommands of `gpuprobe`, one file each. A command declares its arguments and options on
+// its CLI11 subcommand — that one declaration drives parsing, arity, usage and --help — and
+// leaves in `run` what to do once the command line parsed.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+#include "gpuprobe/status.hpp"
+
+namespace gpuprobe::tools {
+
+// What a command does once parsed; returns the exit status (0, 1 for a failure, 2 for a usage
+// error the parser could not see).
+using CommandRun = std::function<int()>;
+
+void add_info_command(CLI::App& app, CommandRun* run);
+void add_dump_command(CLI::App& app, CommandRun* run);
+void add_convert_command(CLI::App& app, CommandRun* run);
+void add_report_command(CLI::App& app, CommandRun* run);
+void add_diff_command(CLI::App& app, CommandRun* run);
+
+// Prints "gpuprobe: <message>" to stderr; returns 1, the exit status of a failure.
+int fail(const Status& s);
+
+// Writes an HTML page; 0, or 1 with the reason on stderr.
+int write_page(const std::string& path, const std::string& page);
+
+}  // namespace gpuprobe::tools

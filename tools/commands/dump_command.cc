@@ -1,0 +1,24 @@
+// `gpuprobe dump FILE`: every event of a trace as a line of text.
+#include <memory>
+#include <string>
+
+#include "readers/trace_file.h"
+#include "tools/commands/command.h"
+#include "tools/trace_dump_sink.h"
+
+namespace gpuprobe::tools {
+
+void add_dump_command(CLI::App& app, CommandRun* run) {
+  CLI::App* cmd = app.add_subcommand("dump", "every event as a line of text, in file order");
+  auto file = std::make_shared<std::string>();
+  cmd->add_option("FILE", *file, "a trace: Chrome JSON or Perfetto, gzipped or not")->required();
+  cmd->callback([file, run] {
+    *run = [file] {
+      TraceDumpSink sink(stdout);
+      const Status s = readers::read_trace_file(*file, sink);
+      return s.ok() ? 0 : fail(s);
+    };
+  });
+}
+
+}  // namespace gpuprobe::tools

@@ -1,0 +1,142 @@
+// `gpuprobe report FILE|DIR`: where time went and why latency jittered; a directory holds a
+// trace per rank, compared side by side with stragglers flagged.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "readers/trace_file.h"
+#include "report/trace_report.h"
+#include "tools/commands/command.h"
+#include "tools/report_compare.h"
+#include "tools/report_output.h"
+
+namespace gpuprobe::tools {
+namespace {
+
+struct ReportArgs {
+  std::string file;
+  bool json = false;
+  std::string html;
+  std::string steps;
+  double straggler_ratio = 1.1;
+  report::ReportOptions options;
+  TextOptions text;
+};
+
+// The steps' span of one trace, found by a first pass over it (as HTA analyses chosen
+// iterations); each trace of a directory has its own.
+int step_window(const std::string& trace, long long first, long long last,
+                report::ReportOptions* options) {
+  report::StepWindow window(first, last);
+  if (Status s = readers::read_trace_file(trace, window); !s.ok()) return fail(s);
+  if (!window.found()) {
+    std::fprintf(stderr, "gpuprobe: %s has no ProfilerStep#%lld..#%lld\n", trace.c_str(), first,
+                 last);
+    return 1;
+  }
+  options->window_begin_ns = window.begin_ns;
+  options->window_end_ns = window.end_ns;
+  return 0;
+}
+
+int run_report(const ReportArgs& args) {
+  long long first = 0, last = -1;
+  if (!args.steps.empty() &&
+      (std::sscanf(args.steps.c_str(), "%lld-%lld", &first, &last) != 2 || first > last)) {
+    std::fprintf(stderr, "gpuprobe: --steps takes FIRST-LAST, e.g. 2-5\n");
+    return 2;
+  }
+  const auto options_for = [&](const std::string& trace, report::ReportOptions* o) {
+    *o = args.options;
+    return args.steps.empty() ? 0 : step_window(trace, first, last, o);
+  };
+  if (std::filesystem::is_directory(args.file)) {
+    // Several ranks: a report per trace file, side by side, stragglers flagged.
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::directory_iterator(args.file)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.is_regular_file() &&
+          (name.find(".json") != std::string::npos || name.find(".pftrace") != std::string::npos))
+        files.push_back(entry.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<RankReport> ranks;
+    for (const std::string& f : files) {
+      report::ReportOptions rank_options;
+      if (int rc = options_for(f, &rank_options); rc != 0) return rc;
+      auto r = std::make_shared<report::TraceReport>(rank_options);
+      if (Status s = readers::read_trace_file(f, *r); !s.ok()) return fail(s);
+      ranks.push_back({f, r});
+    }
+    std::sort(ranks.begin(), ranks.end(), [](const RankReport& a, const RankReport& b) {
+      return a.report->result().rank < b.report->result().rank;
+    });
+    const std::vector<RankRow> rows = rank_rows(ranks, args.straggler_ratio);
+    if (!args.html.empty()) return write_page(args.html, ranks_html(rows));
+    if (args.json) {
+      std::printf("%s\n", ranks_json(rows).c_str());
+    } else {
+      print_ranks(rows, stdout);
+    }
+    return 0;
+  }
+  report::ReportOptions options;
+  if (int rc = options_for(args.file, &options); rc != 0) return rc;
+  report::TraceReport sink(options);
+  const Status s = readers::read_trace_file(args.file, sink);
+  if (!s.ok()) return fail(s);
+  if (!args.html.empty()) return write_page(args.html, report_html(sink.result(), args.text));
+  if (args.json) {
+    std::printf("%s\n", report_json(sink.result()).c_str());
+  } else {
+    print_report(sink.result(), args.text, stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, CommandRun* run) {
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "where time went and why latency jittered: kernel and range tables, GPU idle breakdown, "
+      "latency percentiles, outliers and what overlapped them; DIR: a trace per rank, "
+      "stragglers flagged");
+  auto args = std::make_shared<ReportArgs>();
+  cmd->add_option("FILE", args->file, "a trace, or a directory of traces (one per rank)")
+      ->required();
+  cmd->add_flag("--json", args->json, "the report as JSON (schema in docs/report.md)");
+  cmd->add_option("--html", args->html, "write the report as an HTML page with plots")
+      ->type_name("OUT.html");
+  cmd->add_option("--limit", args->text.limit, "rows per table")->type_name("N");
+  cmd->add_option("--sort", args->text.sort, "the order of the tables")
+      ->type_name("KEY")
+      ->check(CLI::IsMember({"total", "calls", "mean", "max", "p99"}));
+  cmd->add_option("--steps", args->steps, "only the time of these steps")->type_name("FIRST-LAST");
+  cmd->add_option("--latency", args->options.latency_name,
+                  "the range whose outliers are explained (default: chosen from the trace)")
+      ->type_name("RANGE");
+  cmd->add_option("--threshold-ms", args->options.outlier_threshold_ms,
+                  "a range above this many ms is an outlier")
+      ->type_name("MS");
+  cmd->add_option("--straggler-ratio", args->straggler_ratio,
+                  "DIR: a rank whose work outside collectives exceeds the others' median by this "
+                  "ratio (above 1) is a straggler")
+      ->type_name("R")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            char* end = nullptr;
+            const double r = std::strtod(v.c_str(), &end);
+            return end != v.c_str() && *end == '\0' && r > 1 ? std::string()
+                                                             : "takes a number above 1, e.g. 1.1";
+          },
+          ""))
+      ->capture_default_str();
+  cmd->callback([args, run] { *run = [args] { return run_report(*args); }; });
+}
+
+}  // namespace gpuprobe::tools
