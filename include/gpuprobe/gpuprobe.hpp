@@ -18,4 +18,5 @@
 #include "gpuprobe/session.hpp"
 #include "gpuprobe/sink.hpp"
 #include "gpuprobe/status.hpp"
+#include "gpuprobe/trace_model.hpp"
 #include "gpuprobe/version.hpp"

@@ -1,0 +1,179 @@
+/// @file trace_model.hpp
+/// @brief What a trace is made of, as the collector hands it to outputs and the readers hand it
+/// to any sink: decoded events and their batches, the time base that turns ticks into
+/// nanoseconds, the facts about the session (TraceInfo) and its statistics (Stats).
+///
+/// The output interface that consumes them is `Sink` (sink.hpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpuprobe/call_site.hpp"
+#include "gpuprobe/gpu_activity.hpp"
+
+namespace gpuprobe {
+
+/// Converts the session's clock ticks into nanoseconds since the Unix epoch.
+///
+/// The mapping is a line through calibration points taken at session start and refreshed while
+/// the session runs and at its stop, so it is as good as the latest point when a batch is
+/// written. Wall time is anchored once, at start: a later step of the system clock (NTP) does
+/// not move events.
+class TimeBase {
+ public:
+  TimeBase() = default;
+  TimeBase(std::uint64_t ref_ticks, std::int64_t ref_wall_ns, double ns_per_tick)
+      : ref_ticks_(ref_ticks), ref_wall_ns_(ref_wall_ns), ns_per_tick_(ns_per_tick) {}
+
+  /// Nanoseconds since the Unix epoch at `ticks`. Doubles carry 53 bits, so the product is exact
+  /// to well under a nanosecond for spans of months.
+  std::int64_t wall_ns(std::uint64_t ticks) const noexcept {
+    const double delta = static_cast<double>(static_cast<std::int64_t>(ticks - ref_ticks_));
+    return ref_wall_ns_ +
+           static_cast<std::int64_t>(delta * ns_per_tick_ + (delta < 0 ? -0.5 : 0.5));
+  }
+
+  /// Nanoseconds between two tick values.
+  std::int64_t duration_ns(std::uint64_t from, std::uint64_t to) const noexcept {
+    return wall_ns(to) - wall_ns(from);
+  }
+
+  /// Nanoseconds per tick.
+  double ns_per_tick() const noexcept { return ns_per_tick_; }
+
+ private:
+  std::uint64_t ref_ticks_ = 0;
+  std::int64_t ref_wall_ns_ = 0;
+  double ns_per_tick_ = 1.0;
+};
+
+/// What kind of event an Event is.
+enum class EventType : std::uint8_t {
+  kRange,    ///< `begin`..`end`.
+  kInstant,  ///< at `begin`.
+  kCounter,  ///< `value` at `begin`.
+  kGpu,      ///< GPU work or a CUDA API call, described by `gpu`.
+};
+
+/// One decoded event. Times are in ticks; convert them with the batch's TimeBase.
+struct Event {
+  EventType type;
+  std::uint32_t thread;  ///< Index into EventBatch::threads; unused for kGpu.
+  /// Name, category, source location; nullptr for kGpu. A static site lives for the whole
+  /// process; the site of a run-time name until the second session after this one begins.
+  const CallSite* site;
+  std::uint64_t begin;
+  std::uint64_t end;                 ///< Equal to `begin` for instants and counters.
+  double value;                      ///< The counter value; the step number for steps; else 0.
+  const GpuActivity* gpu = nullptr;  ///< For kGpu; valid during the sink call.
+
+  /// The event for GPU activity `a`; it points to `a`, which must outlive it.
+  static Event from_gpu(const GpuActivity& a) noexcept {
+    Event e{EventType::kGpu, 0, nullptr, a.start, a.end, 0.0};
+    e.gpu = &a;
+    return e;
+  }
+};
+
+/// A thread that recorded in this session.
+struct ThreadInfo {
+  std::int64_t os_tid = 0;    ///< The kernel's thread id (gettid).
+  std::string name;           ///< set_thread_name(), else the OS thread name.
+  std::uint64_t written = 0;  ///< Events delivered to the sinks.
+  std::uint64_t dropped = 0;  ///< Events lost because the thread's ring was full.
+  /// The fullest the thread's ring was when the collector came for it, in records: how close
+  /// the thread came to dropping (compare with Stats::ring_capacity).
+  std::uint64_t peak_fill = 0;
+};
+
+/// GPU activity recording (CUPTI), in Stats.
+struct GpuStats {
+  /// "off" (not asked for), "cupti" (recording), or "CUPTI unavailable: <why>".
+  std::string status = "off";
+  std::uint64_t records = 0;  ///< GPU activities and API calls delivered to the sinks.
+  /// Records lost: those CUPTI reports it dropped, which include the records it could not store
+  /// because a buffer request was refused, and GPU work it handed back without timestamps. This
+  /// is the one loss figure; do not add the next.
+  std::uint64_t dropped = 0;
+  /// Buffer requests refused because the pool had reached `cupti_mb` — why records were
+  /// dropped, not more of them.
+  std::uint64_t buffers_exhausted = 0;
+  std::uint64_t filtered = 0;  ///< API calls dropped as noise (cudaGetDevice, ...).
+  /// GPU work whose start precedes the start of the API call that launched it: a clock problem.
+  std::uint64_t starts_before_launch = 0;
+  /// Records given the gpuprobe range around their launch (GpuActivity::range), and records for
+  /// which no range was found.
+  std::uint64_t attributed = 0;
+  std::uint64_t unattributed = 0;
+  /// gpuprobe::launch() kernels that could not be timed without CUPTI (their CUDA events failed,
+  /// or had not completed when the session stopped).
+  std::uint64_t untimed = 0;
+};
+
+/// The state of a session: totals and one row per thread that recorded. Every output carries it,
+/// so a trace always says how much of what happened it does not show.
+struct Stats {
+  std::uint64_t written = 0;  ///< Events delivered to the sinks.
+  std::uint64_t dropped = 0;  ///< Events lost: written + dropped = produced.
+  /// Of `dropped`, events of threads that got no ring because all rings together had reached
+  /// `rings_mb` (the rest were lost to full rings, per thread in `threads`).
+  std::uint64_t dropped_no_ring = 0;
+  std::uint64_t ring_capacity = 0;     ///< Records per thread ring.
+  std::uint64_t names_overflowed = 0;  ///< Dynamic names not interned because the table was full.
+  std::vector<ThreadInfo> threads;     ///< Indexed like Event::thread.
+  GpuStats gpu;                        ///< GPU activity, when asked for.
+};
+
+/// A CUDA device, as the driver describes it (Kineto's `deviceProperties`).
+struct DeviceInfo {
+  int id = 0;
+  std::string name;
+  std::uint64_t total_global_mem = 0;
+  int compute_major = 0;
+  int compute_minor = 0;
+  int max_threads_per_block = 0;
+  int max_threads_per_multiprocessor = 0;
+  int regs_per_block = 0;
+  int regs_per_multiprocessor = 0;
+  int warp_size = 0;
+  int shared_mem_per_block = 0;
+  int shared_mem_per_multiprocessor = 0;
+  int num_sms = 0;
+  int shared_mem_per_block_optin = 0;
+};
+
+/// Facts about the session, given to each sink when it opens.
+struct TraceInfo {
+  std::int64_t pid = 0;
+  std::string process_name;
+  std::int64_t start_wall_ns = 0;   ///< Session start, ns since the Unix epoch.
+  int rank = -1;                    ///< Distributed rank, or -1 when unknown.
+  int world_size = -1;              ///< Number of ranks, or -1 when unknown.
+  std::string clock;                ///< "tsc" or "monotonic".
+  bool nvtx = false;                ///< Ranges are also pushed to an attached NVTX tool.
+  std::vector<DeviceInfo> devices;  ///< CUDA devices, when GPU activity is recorded.
+  std::string config;               ///< The config string the session started from.
+  /// Names of categories, indexed by Category, where they are not the built-in ones ("app",
+  /// ..., "user0".."user7"): those given with name_category(). An empty entry, or none at all,
+  /// means the built-in name. Carried in the trace, so that a reader and `gpuprobe convert`
+  /// keep them.
+  std::vector<std::string> category_names;
+};
+
+/// Events handed to a sink in one call.
+struct EventBatch {
+  const Event* events = nullptr;
+  std::size_t size = 0;
+  const TimeBase* time = nullptr;
+  /// Every thread seen so far in this session, indexed by Event::thread. Counts are those of the
+  /// previous drain; Stats at close has the final ones.
+  const std::vector<ThreadInfo>* threads = nullptr;
+
+  const Event* begin() const noexcept { return events; }
+  const Event* end() const noexcept { return events + size; }
+};
+
+}  // namespace gpuprobe
