@@ -1,0 +1,47 @@
+"""The extension keeps gpuprobe's symbols (and those of any library linked into it) to itself, so
+that a library loaded beside it — torch, with its own copies of such code — never binds to
+them, whichever is imported first."""
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from gpuprobe import _core
+
+
+def test_the_extension_exports_its_init_function_and_no_code_of_its_own():
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("skipped: no nm (binutils) on this machine")
+    out = subprocess.run([nm, "-D", "--defined-only", _core.__file__], check=True,
+                         capture_output=True, text=True).stdout
+    exported = [line.split()[-1] for line in out.splitlines() if len(line.split()) >= 3]
+    assert "PyInit__core" in exported
+    # Besides it, only what the C++ standard library's headers give default visibility to:
+    # std templates instantiated here and their local statics (_ZSt, _ZNSt, _ZNKSt, _ZZNSt) and
+    # type information (_ZT), which are the same in every module built against this libstdc++.
+    own = [name for name in exported if name != "PyInit__core"
+           and not name.startswith(("_ZSt", "_ZNSt", "_ZNKSt", "_ZZNSt", "_ZGVZNSt", "_ZT"))]
+    assert own == [], own
+    demangled = subprocess.run([nm, "-DC", "--defined-only", _core.__file__], check=True,
+                               capture_output=True, text=True).stdout
+    for foreign in ("gpuprobe", "pybind11", "nlohmann", "deflate", "inflate"):
+        assert foreign not in demangled, foreign
+
+
+@pytest.mark.parametrize("first", ["gpuprobe", "torch"])
+def test_torch_and_gpuprobe_work_in_either_import_order(tmp_path, first):
+    pytest.importorskip("torch")
+    second = "torch" if first == "gpuprobe" else "gpuprobe"
+    trace = tmp_path / "t.json"
+    code = (f"import {first}, {second}\n"
+            f"with gpuprobe.Session('chrome={trace}'):\n"
+            "    with gpuprobe.range('matmul'):\n"
+            "        x = torch.ones(64, 64) @ torch.ones(64, 64)\n"
+            "assert float(x[0, 0]) == 64.0\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert '"matmul"' in pathlib.Path(trace).read_text()
