@@ -2,6 +2,8 @@
 // for the value it expects next, and anything else is an error naming the byte offset and what
 // was expected. Strings are capped (a trace's names are short; a gigabyte string is corruption)
 // and nesting is capped, so no input makes it use unbounded memory or stack.
+// Hand-written rather than a DOM parser: traces are gigabytes and must stream in constant
+// memory, with caps and byte offsets a generic parser does not give.
 #pragma once
 
 #include <cstdint>

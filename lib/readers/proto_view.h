@@ -1,5 +1,8 @@
 // Decoding the Protocol Buffers wire format from bytes in memory, field by field, with every
 // length checked against what is left: for the trace readers, whose input may be corrupt.
+// Hand-written rather than protoc's classes: the reader walks gigabyte traces field by field
+// without materializing messages, and must survive any corruption (the tests decode gpuprobe's
+// Perfetto output with protoc-generated classes, independently).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,8 @@
 // Protocol Buffers wire format, appended to a string by hand: the hot part of the Perfetto sink,
 // where generated classes would allocate per message. Nested messages are encoded into scratch
 // buffers reused across calls, so each gets an exact (usually one-byte) length.
+// Hand-written, as Perfetto's own protozero is, for the same reason: the tests check the bytes
+// against Perfetto's real schema with protoc-generated classes.
 #pragma once
 
 #include <cstdint>
