@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "formats/device_properties.h"
 #include "formats/gpu_args.h"
 #include "formats/kineto.h"
 #include "formats/steps.h"
@@ -140,15 +141,9 @@ class ChromeReader {
         if (json_.peek() != '-' && (json_.peek() < '0' || json_.peek() > '9'))
           return json_.skip_value();
         if (Status n = read_int(&v); !n.ok()) return n;
-        const int i = static_cast<int>(v);
-        if (k == "id"sv) d.id = i;
-        if (k == "totalGlobalMem"sv) d.total_global_mem = static_cast<std::uint64_t>(v);
-        if (k == "computeMajor"sv) d.compute_major = i;
-        if (k == "computeMinor"sv) d.compute_minor = i;
-        if (k == "numSms"sv) d.num_sms = i;
-        if (k == "warpSize"sv) d.warp_size = i;
-        if (k == "maxThreadsPerBlock"sv) d.max_threads_per_block = i;
-        if (k == "sharedMemPerBlock"sv) d.shared_mem_per_block = i;
+        // Every property the writers write (formats/device_properties.h).
+        if (const formats::DeviceProperty* p = formats::find_device_property(k.c_str()))
+          p->set(d, v);
         return {};
       });
       info_.devices.push_back(std::move(d));

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "formats/device_properties.h"
 #include "formats/gpu_args.h"
 #include "formats/kineto.h"
 #include "formats/perfetto_fields.h"
@@ -22,6 +23,7 @@ constexpr std::string_view kStatsName = "gpuprobe stats";
 using namespace formats::perfetto;  // field numbers
 constexpr std::size_t kMaxPacket = 64 << 20;
 constexpr std::size_t kMaxDepth = 1024;
+constexpr std::size_t kMaxDevices = 1024;  // per trace: more is a hostile file
 
 // A category as the reader uses it, resolved once per interned category.
 struct CategoryInfo {
@@ -425,6 +427,10 @@ class PerfettoReader {
           read_stats(annotations);
           return {};
         }
+        if (std::strcmp(name, formats::kDeviceEventName) == 0) {
+          read_device(annotations);
+          return {};
+        }
         return builder_.instant(thread_of(track), builder_.site(name, category.category), wall);
       case event::kCounter: {
         const Track& t = tracks_[track];
@@ -468,6 +474,20 @@ class PerfettoReader {
       }
     }
     return a;
+  }
+
+  // A "gpuprobe device" instant: one device's properties (formats/device_properties.h).
+  void read_device(const std::vector<Annotation>& annotations) {
+    if (info_.devices.size() >= kMaxDevices) return builder_.note_capped();
+    DeviceInfo d;
+    for (const Annotation& a : annotations) {
+      if (a.is_string) {
+        if (a.name == "name") d.name = a.text;
+      } else if (const formats::DeviceProperty* p = formats::find_device_property(a.name.c_str())) {
+        p->set(d, saturate<std::int64_t>(a.number));
+      }
+    }
+    info_.devices.push_back(std::move(d));
   }
 
   void read_stats(const std::vector<Annotation>& annotations) {

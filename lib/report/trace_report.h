@@ -205,6 +205,11 @@ class TraceReport : public Sink {
   explicit TraceReport(ReportOptions options = {}) : options_(std::move(options)) {}
 
   Status open(const TraceInfo& info) override;
+  // Devices a reader learned only at the end of its input (a Perfetto trace converted from
+  // Chrome JSON states them after its first events).
+  void update_info(const TraceInfo& info) override {
+    if (info_.devices.empty()) info_.devices = info.devices;
+  }
   Status write(const EventBatch& batch) override;
   Status close(const Stats& stats, const TimeBase& time) override;
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "formats/category_names.h"
+#include "formats/device_properties.h"
 #include "formats/kineto.h"
 #include "formats/steps.h"
 #include "gpuprobe/version.hpp"
@@ -73,10 +74,13 @@ void ChromeTraceSink::update_info(const TraceInfo& info) {
   info_.nvtx = info.nvtx;
   info_.config = info.config;
   info_.category_names = info.category_names;
+  // Devices a reader learned only at the end of its input are written at close.
+  if (info_.devices.empty()) info_.devices = info.devices;
 }
 
 void ChromeTraceSink::append_device_properties() {
-  if (info_.devices.empty()) return;
+  if (info_.devices.empty() || devices_written_) return;
+  devices_written_ = true;
   buf_ += "  \"deviceProperties\": [";
   for (std::size_t i = 0; i < info_.devices.size(); ++i) {
     const DeviceInfo& d = info_.devices[i];
@@ -84,18 +88,13 @@ void ChromeTraceSink::append_device_properties() {
     append_int(&buf_, d.id);
     buf_ += ", \"name\": ";
     append_json_string(&buf_, d.name);
-    append_int_members(&buf_, {{"totalGlobalMem", static_cast<std::int64_t>(d.total_global_mem)},
-                               {"computeMajor", d.compute_major},
-                               {"computeMinor", d.compute_minor},
-                               {"maxThreadsPerBlock", d.max_threads_per_block},
-                               {"maxThreadsPerMultiprocessor", d.max_threads_per_multiprocessor},
-                               {"regsPerBlock", d.regs_per_block},
-                               {"regsPerMultiprocessor", d.regs_per_multiprocessor},
-                               {"warpSize", d.warp_size},
-                               {"sharedMemPerBlock", d.shared_mem_per_block},
-                               {"sharedMemPerMultiprocessor", d.shared_mem_per_multiprocessor},
-                               {"numSms", d.num_sms},
-                               {"sharedMemPerBlockOptin", d.shared_mem_per_block_optin}});
+    for (const formats::DeviceProperty& p : formats::device_properties()) {
+      if (std::strcmp(p.key, "id") == 0) continue;  // first, above
+      buf_ += ", \"";
+      buf_ += p.key;
+      buf_ += "\": ";
+      append_int(&buf_, p.get(d));
+    }
     buf_ += "}";
   }
   buf_ += "],\n";
@@ -259,7 +258,9 @@ void ChromeTraceSink::append_gpu_stats(const GpuStats& gpu) {
 
 Status ChromeTraceSink::close(const Stats& stats, const TimeBase&) {
   append_metadata(stats, info_.start_wall_ns - base_ns_);
-  buf_ += "\n  ],\n  \"traceName\": ";
+  buf_ += "\n  ],\n";
+  append_device_properties();  // if they were not known at open
+  buf_ += "  \"traceName\": ";
   append_json_string(&buf_, path_);
   // What the trace does not show is part of the trace: drops and ring statistics, per thread.
   buf_ += ",\n  \"gpuprobe\": {\"version\": \"" GPUPROBE_VERSION_STRING "\", \"clock\": ";

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "formats/category_names.h"
+#include "formats/device_properties.h"
 #include "formats/gpu_args.h"
 #include "formats/kineto.h"
 #include "formats/perfetto_fields.h"
@@ -90,6 +91,7 @@ Status PerfettoSink::open(const TraceInfo& info) {
       });
     });
   });
+  write_devices();
   return {};
 }
 
@@ -459,6 +461,21 @@ void PerfettoSink::update_info(const TraceInfo& info) {
   info_.nvtx = info.nvtx;
   info_.config = info.config;
   info_.category_names = info.category_names;
+  // Devices a reader learned only at the end of its input are written at close.
+  if (info_.devices.empty()) info_.devices = info.devices;
+}
+
+void PerfettoSink::write_devices() {
+  if (info_.devices.empty() || devices_written_) return;
+  devices_written_ = true;
+  for (const DeviceInfo& d : info_.devices) {
+    std::vector<Annotation> properties;
+    properties.push_back({"name", Annotation::kString, 0, 0, d.name.c_str()});
+    for (const formats::DeviceProperty& p : formats::device_properties())
+      properties.push_back({p.key, Annotation::kInt, p.get(d), 0, nullptr});
+    track_event(process_seq_, base_ns_, event::kInstant, kProcessTrack, formats::kDeviceEventName,
+                false, -1, properties, 0, 0, nullptr);
+  }
 }
 
 Status PerfettoSink::close(const Stats& stats, const TimeBase&) {
@@ -468,6 +485,7 @@ Status PerfettoSink::close(const Stats& stats, const TimeBase&) {
       track_descriptor(thread_track(i), 0, stats.threads[i].name, &stats.threads[i], 0, false,
                        false);
   }
+  write_devices();  // if they were not known at open
   // What the trace does not show is part of the trace: an instant on the process track, with
   // every field the Chrome trace's "gpuprobe" block has (a conversion keeps them all).
   const auto n = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };

@@ -48,6 +48,8 @@ class PerfettoSink : public Sink {
   void write_cpu_event(const Event& e, const TimeBase& time,
                        const std::vector<ThreadInfo>& threads);
   void write_gpu_event(const GpuActivity& a, const TimeBase& time);
+  // One "gpuprobe device" instant per device, once: at open, or at close if learned later.
+  void write_devices();
   // One TrackEvent packet. `track` 0 means the sequence's default track; `name` is interned
   // when `intern_name`, else written as text.
   void track_event(Sequence& seq, std::int64_t wall_ns, int type, std::uint64_t track,
@@ -83,6 +85,7 @@ class PerfettoSink : public Sink {
   std::unordered_map<std::int64_t, std::uint32_t> thread_index_;  // gettid -> thread index
   std::unordered_map<const CallSite*, std::uint64_t> counters_;
   bool overhead_track_ = false;
+  bool devices_written_ = false;
 };
 
 }  // namespace gpuprobe::sinks

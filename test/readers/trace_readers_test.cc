@@ -261,7 +261,7 @@ TEST_CASE("a conversion keeps every statistic and session fact of the summary") 
 // The four places that named GPU arguments had drifted: the Perfetto writer summed the shared
 // memory and left out the context, the graph node and the synchronization arguments. One table
 // now drives both writers and both readers.
-TEST_CASE("a conversion through Perfetto keeps every GPU argument") {
+TEST_CASE("a conversion through Perfetto keeps every GPU argument and device property") {
   Synthetic t;
   t.gpu[1].context = 3;
   t.gpu[1].static_shared_memory = 1024;
@@ -283,9 +283,23 @@ TEST_CASE("a conversion through Perfetto keeps every GPU argument") {
   t.gpu.push_back(sync);
   t.events.clear();
   for (const GpuActivity& a : t.gpu) t.events.push_back(Event::from_gpu(a));
+  // And the device, every property of it (a Perfetto trace carried none; Chrome's reader five).
+  DeviceInfo d;
+  d.id = 1, d.name = "NVIDIA H200", d.total_global_mem = 150'000'000'000;
+  d.compute_major = 9, d.compute_minor = 0, d.max_threads_per_block = 1024;
+  d.max_threads_per_multiprocessor = 2048, d.regs_per_block = 65536;
+  d.regs_per_multiprocessor = 65536, d.warp_size = 32, d.shared_mem_per_block = 49152;
+  d.shared_mem_per_multiprocessor = 233472, d.num_sms = 132, d.shared_mem_per_block_optin = 232448;
+  t.info.devices = {d};
   const std::string chrome = temp_file("args.json"), perfetto = temp_file("args.pftrace"),
                     back = temp_file("args_back.json");
   write_and_convert_back(t, chrome, perfetto, back);
+  {
+    const nlohmann::json original = nlohmann::json::parse(testing::read_file(chrome));
+    const nlohmann::json converted = nlohmann::json::parse(testing::read_file(back));
+    CHECK(original["deviceProperties"][0]["sharedMemPerBlockOptin"] == 232448);
+    CHECK(converted["deviceProperties"].dump() == original["deviceProperties"].dump());
+  }
   const auto gpu_args = [](const std::string& f) {
     std::map<std::string, nlohmann::json> out;
     const nlohmann::json trace = nlohmann::json::parse(testing::read_file(f));
