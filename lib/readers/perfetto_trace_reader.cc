@@ -534,7 +534,10 @@ class PerfettoReader {
     if (s.category.gpu_kind < 0) {
       const std::uint32_t thread = thread_of(track);
       long long step;
-      if (formats::step_number(s.name, &step)) return builder_.step(thread, step, s.begin, end);
+      // As in Chrome traces: Kineto's GPU-side copy of a step (gpu_user_annotation, read as
+      // cuda) is not a second step.
+      if (s.category.category != Category::kCuda && formats::step_number(s.name, &step))
+        return builder_.step(thread, step, s.begin, end);
       return builder_.range(thread, builder_.site(s.name, s.category.category), s.begin, end);
     }
     const std::vector<Annotation>& as = s.annotations;
