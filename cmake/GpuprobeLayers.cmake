@@ -6,7 +6,9 @@
 #   base, formats            the one stderr line; the trace vocabulary (Kineto names, Perfetto
 #                            field numbers, category and step names)
 #   core                     the recording runtime: clock, rings, registry, interning, collector
-#   cupti, sinks             CUPTI as a GpuSource; the output formats
+#   gpu, sinks               the GPU sources (CUPTI and the GPU pipeline behind it: launch
+#                            matching, range attribution, kernel notes; CUDA-event timing);
+#                            the output formats
 #   readers, report          reading traces into any Sink; the report's analyses
 #   session, tools           the composition root (builds the sinks a config names, the
 #                            environment session, fork and signals); the gpuprobe command

@@ -51,19 +51,10 @@ Collector::Collector(std::vector<SinkSlot> sinks, const Calibration& calibration
       time_(calibration.time_base()),
       options_(options),
       errors_(errors),
-      // GPU work can run seconds after its launch when queues are deep; ten seconds of ticks.
-      launches_(static_cast<std::uint64_t>(10e9 / calibration.time_base().ns_per_tick())),
-      kernel_notes_(calibration.time_base().ns_per_tick(),
-                    static_cast<std::uint64_t>(10e9 / calibration.time_base().ns_per_tick())) {
+      range_observer_(options.gpu != nullptr && options.gpu->wants_ranges() ? options.gpu
+                                                                            : nullptr) {
   batch_.reserve(kBatchCapacity);
   gpu_stats_.status = options.gpu_status;
-  if (options.gpu != nullptr && options.attribute_gpu) {
-    const double ticks_per_ms = 1e6 / calibration.time_base().ns_per_tick();
-    attribution_ = std::make_unique<RangeAttribution>(RangeAttribution::Options{
-        static_cast<std::uint64_t>(static_cast<double>(options.attribution_horizon.count()) *
-                                   ticks_per_ms),
-        std::size_t{1} << 18, std::size_t{1} << 18});
-  }
 }
 
 Collector::~Collector() {
@@ -133,12 +124,12 @@ void Collector::drain(bool final) {
     } else {
       // The row exists before any of its events reaches a sink.
       prepare_row(*ring);
-      if (attribution_) {
+      if (range_observer_ != nullptr) {
         // Read before draining: with no range open now, every range that ended before now is in
         // the ring (the depth drops after the record is published).
         const std::uint64_t now = read_ticks(calibration_.source());
         const bool idle = ring->depth.load(std::memory_order_acquire) == 0;
-        attribution_->thread_state(ring->os_tid, idle, now);
+        range_observer_->thread_state(ring->os_tid, idle, now);
       }
       const std::uint32_t index = ring->index;
       const std::int64_t os_tid = ring->os_tid;
@@ -154,7 +145,8 @@ void Collector::drain(bool final) {
         }
         if (r.kind == detail::RecordKind::kRange) {
           // GPU work launched inside a track's range happened on this thread.
-          if (attribution_) attribution_->add_range(os_tid, r.begin, r.end, r.site);
+          if (range_observer_ != nullptr)
+            range_observer_->add_range(os_tid, r.begin, r.end, r.site);
           if (r.arg != 0) {
             row = track_row(r.arg);
             ++elsewhere;
@@ -184,48 +176,16 @@ void Collector::drain(bool final) {
 }
 
 void Collector::collect_gpu(bool final) {
-  kernel_notes_.collect();
-  std::vector<GpuActivity>* ready = &gpu_records_;
+  if (options_.gpu == nullptr) return;
   gpu_records_.clear();
-  if (options_.gpu == nullptr) {
-    // Without CUPTI, the only GPU records are kernels gpuprobe::launch() timed with CUDA events.
-    kernel_notes_.timed(final, &gpu_records_);
-  } else {
-    options_.gpu->collect(final, &gpu_records_);
-    for (const GpuActivity& a : gpu_records_) {
-      if (a.kind == GpuActivityKind::kRuntimeApi || a.kind == GpuActivityKind::kDriverApi) {
-        launches_.on_launch(a.correlation, a.start);
-      } else if (a.correlation != 0 && a.kind != GpuActivityKind::kOverhead) {
-        launches_.on_work(a.correlation, a.start);
-      }
-    }
-    launches_.prune();
-    // With attribution, activities wait until the range around their launch is known.
-    if (attribution_) {
-      for (const GpuActivity& a : gpu_records_) attribution_->add_activity(a);
-      attributed_records_.clear();
-      attribution_->release(read_ticks(calibration_.source()), final, &attributed_records_);
-      ready = &attributed_records_;
-    }
-    kernel_notes_.annotate(ready, read_ticks(calibration_.source()));
-  }
-  for (const GpuActivity& a : *ready) {
+  options_.gpu->collect(read_ticks(calibration_.source()), final, &gpu_records_);
+  for (const GpuActivity& a : gpu_records_) {
     batch_.push_back(Event::from_gpu(a));
     if (batch_.size() == kBatchCapacity) deliver();
   }
   std::lock_guard<std::mutex> lock(stats_mu_);
-  gpu_stats_.records += ready->size();
-  gpu_stats_.untimed = kernel_notes_.untimed();
-  if (options_.gpu == nullptr) return;
-  const GpuSourceStats source = options_.gpu->stats();
-  gpu_stats_.dropped = source.dropped;
-  gpu_stats_.buffers_exhausted = source.buffers_exhausted;
-  gpu_stats_.filtered = source.filtered;
-  gpu_stats_.starts_before_launch = launches_.starts_before_launch();
-  if (attribution_) {
-    gpu_stats_.attributed = attribution_->attributed();
-    gpu_stats_.unattributed = attribution_->unattributed();
-  }
+  gpu_stats_.records += gpu_records_.size();
+  options_.gpu->fill_stats(&gpu_stats_);
 }
 
 void Collector::prepare_row(const ThreadState& ring) {
@@ -238,7 +198,7 @@ void Collector::prepare_row(const ThreadState& ring) {
   if (index >= rows_.size()) {
     rows_.resize(index + 1);
     name_versions_.resize(index + 1, ~0u);
-    if (attribution_) attribution_->add_thread(ring.pthread_id, ring.os_tid);
+    if (range_observer_ != nullptr) range_observer_->add_thread(ring.pthread_id, ring.os_tid);
   }
   ThreadInfo& row = rows_[index];
   row.os_tid = ring.os_tid;

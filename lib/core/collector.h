@@ -16,9 +16,6 @@
 #include "core/clock.h"
 #include "core/error_log.h"
 #include "core/gpu_source.h"
-#include "core/kernel_notes.h"
-#include "core/launch_matcher.h"
-#include "core/range_attribution.h"
 #include "core/thread_registry.h"
 #include "gpuprobe/sink.hpp"
 
@@ -37,10 +34,6 @@ struct CollectorOptions {
   std::chrono::milliseconds period{20};
   GpuSource* gpu = nullptr;  // not owned; outlives the collector
   std::string gpu_status = "off";
-  // Attribute GPU work to ranges (needs runtime or driver API records); how long work waits for
-  // the range around its launch to close.
-  bool attribute_gpu = false;
-  std::chrono::milliseconds attribution_horizon{5000};
 };
 
 class Collector {
@@ -96,10 +89,8 @@ class Collector {
   std::unordered_map<std::uint32_t, std::uint32_t> track_rows_;  // track -> row
   std::vector<std::uint64_t> track_written_;   // per row, events of tracks in the current drain
   std::vector<std::uint32_t> tracks_touched_;  // rows with a count in track_written_
-  std::vector<GpuActivity> attributed_records_;
-  std::unique_ptr<RangeAttribution> attribution_;  // null unless options_.attribute_gpu
-  LaunchMatcher launches_;
-  KernelNoteTracker kernel_notes_;  // launches through gpuprobe::launch()
+  // The GPU source, when it attributes GPU work to ranges: it sees threads and ranges.
+  GpuSource* const range_observer_;
 
   // Rows are written only by the collector (under stats_mu_) and read by sinks on the collector
   // thread without the lock, and by stats() from any thread with it.

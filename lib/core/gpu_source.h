@@ -1,15 +1,15 @@
-// Where GPU activity comes from, as the collector sees it. The CUPTI backend (lib/cupti/)
-// implements it; builds without CUPTI headers get a start function that explains why not.
+// Where GPU activity comes from, as the collector sees it: one seam, so that the collector has a
+// single path for GPU records whatever produces them. lib/gpu/ implements it twice — CUPTI with
+// the GPU pipeline behind it (launch matching, range attribution, kernel notes), and CUDA-event
+// timing of gpuprobe::launch() for sessions without CUPTI.
 #pragma once
 
 #include <cstdint>
-#include <memory>
-#include <string>
 #include <vector>
 
-#include "core/clock.h"
+#include "gpuprobe/call_site.hpp"
 #include "gpuprobe/gpu_activity.hpp"
-#include "gpuprobe/sink.hpp"
+#include "gpuprobe/trace_model.hpp"
 
 namespace gpuprobe::core {
 
@@ -19,35 +19,31 @@ constexpr std::uint32_t gpu_kind_bit(GpuActivityKind kind) {
 }
 inline constexpr std::uint32_t kAllGpuKinds = 0x7Fu;
 
-struct GpuOptions {
-  std::uint32_t kinds = 0;       // gpu_kind_bit()s
-  std::size_t buffer_count = 8;  // allocated at start
-  std::size_t buffer_bytes = 4 << 20;
-  std::size_t max_bytes = std::size_t{256} << 20;  // the pool grows on demand up to this
-  ClockSource clock = ClockSource::kMonotonic;
-};
-
-struct GpuSourceStats {
-  std::uint64_t dropped = 0;            // records CUPTI reports it dropped
-  std::uint64_t buffers_exhausted = 0;  // CUPTI buffer requests the pool could not serve
-  std::uint64_t filtered = 0;           // API calls dropped as noise
-};
-
 class GpuSource {
  public:
   virtual ~GpuSource() = default;
-  // Collector: appends every record CUPTI has delivered. `final` forces out incomplete buffers.
-  virtual void collect(bool final, std::vector<GpuActivity>* out) = 0;
+
+  // What the collector sees of the recording threads, for sources that attribute GPU work to
+  // ranges (wants_ranges()); the others ignore it. Times are ticks of the session's clock.
+  virtual bool wants_ranges() const { return false; }
+  // A thread's first drain: CUPTI names it by the low 32 bits of its pthread_self().
+  virtual void add_thread(std::uint32_t /*pthread_id*/, std::int64_t /*os_tid*/) {}
+  // Before the thread's ring is drained at `now`: whether it had no range open.
+  virtual void thread_state(std::int64_t /*os_tid*/, bool /*idle*/, std::uint64_t /*now*/) {}
+  // A range the collector drained from that thread's ring.
+  virtual void add_range(std::int64_t /*os_tid*/, std::uint64_t /*begin*/, std::uint64_t /*end*/,
+                         const CallSite* /*site*/) {}
+
+  // Appends the records ready to be written at `now`; `final` (the session's last drain) gives
+  // up waiting for anything and forces out what the backend still holds.
+  virtual void collect(std::uint64_t now, bool final, std::vector<GpuActivity>* out) = 0;
   // Stops producing records (before the collector's last drain).
-  virtual void disable() = 0;
-  // Releases CUPTI after the last drain, so that CUDA calls cost what they did before.
-  virtual void finalize() = 0;
-  virtual GpuSourceStats stats() const = 0;
+  virtual void disable() {}
+  // Releases the backend after the last drain, so that CUDA calls cost what they did before.
+  virtual void finalize() {}
+  // Fills the source's part of the GPU figures (everything but `status` and `records`).
+  virtual void fill_stats(GpuStats* out) const = 0;
   virtual const std::vector<DeviceInfo>& devices() const = 0;
 };
-
-// Starts recording the kinds in `options`, or returns nullptr and says why in `why` (the text
-// after "CUPTI unavailable: ").
-std::unique_ptr<GpuSource> start_gpu_source(const GpuOptions& options, std::string* why);
 
 }  // namespace gpuprobe::core

@@ -15,11 +15,12 @@
 #include "core/config.h"
 #include "core/error_log.h"
 #include "core/gpu_source.h"
-#include "core/kernel_notes.h"
 #include "core/name_table.h"
 #include "core/sink_registry.h"
 #include "core/steps.h"
 #include "core/thread_registry.h"
+#include "gpu/kernel_notes.h"
+#include "gpu/start_gpu_source.h"
 #include "gpuprobe/detail/gate.hpp"
 #include "session/builtin_sinks.h"
 #include "session/fork.h"
@@ -114,7 +115,7 @@ class SessionCore {
         errors_.add(std::string("stop failed: ") + e.what());
       }
       collector_.reset();
-      core::KernelNoteQueue::get().end_session();
+      gpu::KernelNoteQueue::get().end_session();
       if (gpu_) gpu_->finalize();
       gpu_.reset();
       g_session_active.store(false, std::memory_order_release);
@@ -176,17 +177,10 @@ class SessionCore {
             : core::ClockSource::kTsc;
     const core::Calibration calibration(clock);
 
-    std::string gpu_status = "off";
-    if (config.gpu_kinds != 0) {
-      std::string why;
-      gpu_ = core::start_gpu_source(
-          core::GpuOptions{config.gpu_kinds, config.gpu_buffers, config.gpu_buffer_kb << 10,
-                           config.gpu_max_mb << 20, clock},
-          &why);
-      // Not an error of the session: it goes on recording CPU events, and says so once.
-      gpu_status = gpu_ ? "cupti" : "CUPTI unavailable: " + why;
-      if (!gpu_) core::print_notice(gpu_status);
-    }
+    gpu::StartedGpuSource gpu = gpu::start_gpu_source(config, calibration);
+    // Not an error of the session: it goes on recording CPU events, and says so once.
+    if (config.gpu_kinds != 0 && !gpu.cupti) core::print_notice(gpu.status);
+    gpu_ = std::move(gpu.source);
 
     TraceInfo info;
     info.pid = static_cast<std::int64_t>(getpid());
@@ -198,7 +192,7 @@ class SessionCore {
     info.config = std::string(config_text);
     info.nvtx = config.nvtx && detail::nvtx_tool_attached();
     info.category_names = core::category_names();
-    if (gpu_) info.devices = gpu_->devices();
+    info.devices = gpu_->devices();
 
     if (Status s = distinct_outputs(config.sinks); !s.ok()) {
       errors_.add(s.message());
@@ -248,14 +242,10 @@ class SessionCore {
     }
     collector_ = std::make_unique<core::Collector>(
         std::move(open), calibration,
-        core::CollectorOptions{
-            g_last_epoch, config.ring_capacity, std::chrono::milliseconds(config.flush_ms),
-            gpu_.get(), gpu_status,
-            (config.gpu_kinds & (core::gpu_kind_bit(GpuActivityKind::kRuntimeApi) |
-                                 core::gpu_kind_bit(GpuActivityKind::kDriverApi))) != 0,
-            std::chrono::milliseconds(config.attribution_ms)},
+        core::CollectorOptions{g_last_epoch, config.ring_capacity,
+                               std::chrono::milliseconds(config.flush_ms), gpu_.get(), gpu.status},
         &errors_);
-    core::KernelNoteQueue::get().begin_session(gpu_ != nullptr);
+    gpu::KernelNoteQueue::get().begin_session(gpu.cupti);
     collector_->start();
     running_.store(true, std::memory_order_release);
     // Step 0 starts now, when recording does: not at the calibration sample, which came before

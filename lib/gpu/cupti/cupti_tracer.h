@@ -6,16 +6,16 @@
 #include <string>
 #include <vector>
 
-#include "core/gpu_source.h"
-#include "cupti/activity_buffers.h"
-#include "cupti/activity_decoder.h"
-#include "cupti/cupti_library.h"
+#include "gpu/activity_source.h"
+#include "gpu/cupti/activity_buffers.h"
+#include "gpu/cupti/activity_decoder.h"
+#include "gpu/cupti/cupti_library.h"
 
 namespace gpuprobe::cupti {
 
-class CuptiTracer : public core::GpuSource {
+class CuptiTracer : public gpu::ActivitySource {
  public:
-  CuptiTracer(const CuptiLibrary& library, const core::GpuOptions& options);
+  CuptiTracer(const CuptiLibrary& library, const gpu::ActivityOptions& options);
   ~CuptiTracer() override;
 
   // Registers callbacks and enables the kinds; on failure everything is undone.
@@ -24,7 +24,7 @@ class CuptiTracer : public core::GpuSource {
   void collect(bool final, std::vector<GpuActivity>* out) override;
   void disable() override;
   void finalize() override;
-  core::GpuSourceStats stats() const override;
+  gpu::ActivityStats stats() const override;
   const std::vector<DeviceInfo>& devices() const override { return library_.devices(); }
 
  private:
@@ -32,7 +32,7 @@ class CuptiTracer : public core::GpuSource {
   void parse(std::uint8_t* buffer, std::size_t valid, std::vector<GpuActivity>* out);
 
   const CuptiLibrary& library_;
-  const core::GpuOptions options_;
+  const gpu::ActivityOptions options_;
   ActivityBufferPool pool_;
   ActivityDecoder decoder_;
   std::vector<CUpti_ActivityKind> enabled_;

@@ -1,8 +1,8 @@
-#include "core/launch_matcher.h"
+#include "gpu/launch_matcher.h"
 
 #include "support/catch.hpp"
 
-namespace gpuprobe::core {
+namespace gpuprobe::gpu {
 namespace {
 
 TEST_CASE("Work starting before its launch is counted, whichever record arrives first") {
@@ -34,4 +34,4 @@ TEST_CASE("Launches without GPU work are forgotten after the horizon") {
 }
 
 }  // namespace
-}  // namespace gpuprobe::core
+}  // namespace gpuprobe::gpu

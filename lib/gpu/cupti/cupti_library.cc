@@ -1,4 +1,4 @@
-#include "cupti/cupti_library.h"
+#include "gpu/cupti/cupti_library.h"
 
 #include <cuda.h>
 #include <dlfcn.h>

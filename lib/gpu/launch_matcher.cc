@@ -1,8 +1,8 @@
-#include "core/launch_matcher.h"
+#include "gpu/launch_matcher.h"
 
 #include <algorithm>
 
-namespace gpuprobe::core {
+namespace gpuprobe::gpu {
 
 void LaunchMatcher::check(std::uint64_t launch_start, std::uint64_t work_start) {
   if (work_start < launch_start) ++before_launch_;
@@ -40,4 +40,4 @@ void LaunchMatcher::prune() {
     it = old(*it) ? works_.erase(it) : std::next(it);
 }
 
-}  // namespace gpuprobe::core
+}  // namespace gpuprobe::gpu

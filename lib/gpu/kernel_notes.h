@@ -12,7 +12,7 @@
 #include "gpuprobe/detail/kernel_note.hpp"
 #include "gpuprobe/gpu_activity.hpp"
 
-namespace gpuprobe::core {
+namespace gpuprobe::gpu {
 
 class KernelNoteQueue {
  public:
@@ -59,8 +59,8 @@ class KernelNoteTracker {
   // Takes the queued notes.
   void collect();
   // With CUPTI: the launch call a note covers is found by thread and time; the kernels of that
-  // call get the note's declared cost.
-  void annotate(std::vector<GpuActivity>* activities, std::uint64_t now);
+  // call get the note's declared cost. Looks at (*activities)[first...].
+  void annotate(std::vector<GpuActivity>* activities, std::size_t first, std::uint64_t now);
   // Without CUPTI: kernel records from the notes whose CUDA events completed; at `final`, the
   // rest are given up and counted.
   void timed(bool final, std::vector<GpuActivity>* out);
@@ -79,4 +79,4 @@ class KernelNoteTracker {
   std::uint64_t untimed_ = 0;
 };
 
-}  // namespace gpuprobe::core
+}  // namespace gpuprobe::gpu

@@ -1,6 +1,6 @@
 // Loading libcupti fails cleanly, with a reason, when there is no library, a wrong library or no
 // CUDA device; a session then records CPU events and says "CUPTI unavailable" once.
-#include "cupti/cupti_library.h"
+#include "gpu/cupti/cupti_library.h"
 
 #include <memory>
 #include <string>

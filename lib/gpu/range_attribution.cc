@@ -1,9 +1,9 @@
-#include "core/range_attribution.h"
+#include "gpu/range_attribution.h"
 
 #include <algorithm>
 #include <iterator>
 
-namespace gpuprobe::core {
+namespace gpuprobe::gpu {
 namespace {
 
 bool is_api(const GpuActivity& a) {
@@ -133,4 +133,4 @@ void RangeAttribution::forget_before(std::uint64_t cutoff) {
   }
 }
 
-}  // namespace gpuprobe::core
+}  // namespace gpuprobe::gpu

@@ -1,4 +1,4 @@
-#include "cupti/activity_buffers.h"
+#include "gpu/cupti/activity_buffers.h"
 
 #include <algorithm>
 #include <new>

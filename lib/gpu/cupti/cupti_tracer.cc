@@ -1,7 +1,8 @@
-#include "cupti/cupti_tracer.h"
+#include "gpu/cupti/cupti_tracer.h"
 
 #include <atomic>
 
+#include "core/gpu_source.h"
 #include "gpuprobe/detail/gate.hpp"
 
 namespace gpuprobe::cupti {
@@ -66,7 +67,7 @@ constexpr CUpti_CallbackId kNoiseRuntimeCalls[] = {
 
 }  // namespace
 
-CuptiTracer::CuptiTracer(const CuptiLibrary& library, const core::GpuOptions& options)
+CuptiTracer::CuptiTracer(const CuptiLibrary& library, const gpu::ActivityOptions& options)
     : library_(library),
       options_(options),
       pool_(options.buffer_count, options.buffer_bytes, options.max_bytes),
@@ -172,8 +173,8 @@ void CuptiTracer::finalize() {
   g_pool.store(nullptr, std::memory_order_release);
 }
 
-core::GpuSourceStats CuptiTracer::stats() const {
-  core::GpuSourceStats s;
+gpu::ActivityStats CuptiTracer::stats() const {
+  gpu::ActivityStats s;
   // Records CUPTI handed back without timestamps are lost like those it dropped: one figure.
   s.dropped = dropped_ + decoder_.untimed();
   s.buffers_exhausted = pool_.exhausted();
@@ -183,9 +184,10 @@ core::GpuSourceStats CuptiTracer::stats() const {
 
 }  // namespace gpuprobe::cupti
 
-namespace gpuprobe::core {
+namespace gpuprobe::gpu {
 
-std::unique_ptr<GpuSource> start_gpu_source(const GpuOptions& options, std::string* why) {
+std::unique_ptr<ActivitySource> start_activity_source(const ActivityOptions& options,
+                                                      std::string* why) {
   const cupti::CuptiLibrary* library = nullptr;
   if (Status s = cupti::CuptiLibrary::get(&library); !s.ok()) {
     *why = s.message();
@@ -204,4 +206,4 @@ std::unique_ptr<GpuSource> start_gpu_source(const GpuOptions& options, std::stri
   }
 }
 
-}  // namespace gpuprobe::core
+}  // namespace gpuprobe::gpu

@@ -1,4 +1,4 @@
-#include "core/range_attribution.h"
+#include "gpu/range_attribution.h"
 
 #include <map>
 #include <string>
@@ -6,7 +6,7 @@
 
 #include "support/catch.hpp"
 
-namespace gpuprobe::core {
+namespace gpuprobe::gpu {
 namespace {
 
 constexpr CallSite kOuter{"outer", "", "", 0, 0, Category::kApp};
@@ -168,4 +168,4 @@ TEST_CASE("Pending activities are bounded") {
 }
 
 }  // namespace
-}  // namespace gpuprobe::core
+}  // namespace gpuprobe::gpu

@@ -1,4 +1,4 @@
-#include "core/kernel_notes.h"
+#include "gpu/kernel_notes.h"
 
 #include <pthread.h>
 
@@ -9,7 +9,7 @@
 
 #include "gpuprobe/detail/gate.hpp"
 
-namespace gpuprobe::core {
+namespace gpuprobe::gpu {
 namespace {
 
 // Bounded: launches beyond this between two drains are recorded without their note (counted).
@@ -108,9 +108,12 @@ std::uint64_t KernelNoteQueue::overflowed() const {
 
 void KernelNoteTracker::collect() { KernelNoteQueue::get().take(&notes_); }
 
-void KernelNoteTracker::annotate(std::vector<GpuActivity>* activities, std::uint64_t now) {
+void KernelNoteTracker::annotate(std::vector<GpuActivity>* activities, std::size_t first,
+                                 std::uint64_t now) {
+  const auto begin = activities->begin() + static_cast<std::ptrdiff_t>(first);
   // Launch calls first: each takes the note whose launch() call surrounds it on its thread.
-  for (const GpuActivity& a : *activities) {
+  for (auto it = begin; it != activities->end(); ++it) {
+    const GpuActivity& a = *it;
     if (!is_launch(a)) continue;
     for (const detail::KernelNote& note : notes_) {
       if (note.cupti_thread_id == a.thread_id && note.begin <= a.start && a.end <= note.end) {
@@ -119,7 +122,8 @@ void KernelNoteTracker::annotate(std::vector<GpuActivity>* activities, std::uint
       }
     }
   }
-  for (GpuActivity& a : *activities) {
+  for (auto it = begin; it != activities->end(); ++it) {
+    GpuActivity& a = *it;
     if (a.kind != GpuActivityKind::kKernel) continue;
     if (const auto it = by_correlation_.find(a.correlation); it != by_correlation_.end()) {
       a.declared_bytes = it->second.bytes;
@@ -180,7 +184,7 @@ void KernelNoteTracker::timed(bool final, std::vector<GpuActivity>* out) {
   notes_.erase(std::remove_if(notes_.begin(), notes_.end(), done), notes_.end());
 }
 
-}  // namespace gpuprobe::core
+}  // namespace gpuprobe::gpu
 
 namespace gpuprobe::detail {
 
@@ -188,18 +192,18 @@ bool note_kernel_launch(const KernelNote& note) noexcept {
   try {
     KernelNote copy = note;
     copy.cupti_thread_id = static_cast<std::uint32_t>(pthread_self());
-    return core::KernelNoteQueue::get().push(copy);
+    return gpu::KernelNoteQueue::get().push(copy);
   } catch (...) {
     return false;
   }
 }
 
-bool cupti_recording() noexcept { return core::KernelNoteQueue::get().cupti_recording(); }
+bool cupti_recording() noexcept { return gpu::KernelNoteQueue::get().cupti_recording(); }
 
 void* event_anchor(std::uint32_t device, void* (*record_and_sync)(std::uint64_t, std::uint64_t*),
                    const CudaEventOps* ops, std::uint64_t* anchor_ticks) noexcept {
   try {
-    return core::KernelNoteQueue::get().anchor(device, record_and_sync, ops, anchor_ticks);
+    return gpu::KernelNoteQueue::get().anchor(device, record_and_sync, ops, anchor_ticks);
   } catch (...) {
     return nullptr;
   }

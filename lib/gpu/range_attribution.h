@@ -17,7 +17,7 @@
 #include "gpuprobe/call_site.hpp"
 #include "gpuprobe/gpu_activity.hpp"
 
-namespace gpuprobe::core {
+namespace gpuprobe::gpu {
 
 class RangeAttribution {
  public:
@@ -84,4 +84,4 @@ class RangeAttribution {
   std::uint64_t unattributed_ = 0;
 };
 
-}  // namespace gpuprobe::core
+}  // namespace gpuprobe::gpu

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <unordered_map>
 
-namespace gpuprobe::core {
+namespace gpuprobe::gpu {
 
 class LaunchMatcher {
  public:
@@ -31,4 +31,4 @@ class LaunchMatcher {
   std::uint64_t before_launch_ = 0;
 };
 
-}  // namespace gpuprobe::core
+}  // namespace gpuprobe::gpu

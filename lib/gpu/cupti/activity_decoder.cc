@@ -1,4 +1,4 @@
-#include "cupti/activity_decoder.h"
+#include "gpu/cupti/activity_decoder.h"
 
 #include <cxxabi.h>
 

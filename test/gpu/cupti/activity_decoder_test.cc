@@ -1,5 +1,5 @@
 // CUPTI records built with the real structs from CUPTI's headers, decoded field by field.
-#include "cupti/activity_decoder.h"
+#include "gpu/cupti/activity_decoder.h"
 
 #include <cstring>
 #include <string>

@@ -1,5 +1,5 @@
 // The collector's side of gpuprobe::launch(), with CUDA's event functions replaced by fakes.
-#include "core/kernel_notes.h"
+#include "gpu/kernel_notes.h"
 
 #include <pthread.h>
 
@@ -9,7 +9,7 @@
 
 #include "support/catch.hpp"
 
-namespace gpuprobe::core {
+namespace gpuprobe::gpu {
 namespace {
 
 constexpr CallSite kSaxpy{"saxpy", "", "", 0, 0, Category::kCuda};
@@ -111,7 +111,7 @@ TEST_CASE("With CUPTI, a launch's kernels get its declared cost") {
   GpuActivity other = kernel;
   other.correlation = 43;  // launched elsewhere
   std::vector<GpuActivity> records = {kernel, launch, other};
-  tracker.annotate(&records, 300);
+  tracker.annotate(&records, 0, 300);
   REQUIRE(records[0].declared_bytes == 3e6);
   REQUIRE(records[0].declared_flops == 2e6);
   REQUIRE(records[2].declared_bytes == 0);
@@ -125,4 +125,4 @@ TEST_CASE("No session, no note") {
 }
 
 }  // namespace
-}  // namespace gpuprobe::core
+}  // namespace gpuprobe::gpu

@@ -1,0 +1,47 @@
+// A GPU activity backend: raw records, in the session's clock, before the GPU pipeline
+// (gpu_pipeline.h) matches, attributes and annotates them. CUPTI (cupti/cupti_tracer.h) is the
+// one backend; builds without CUPTI's headers get a start function that says why not.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "gpuprobe/gpu_activity.hpp"
+#include "gpuprobe/trace_model.hpp"
+
+namespace gpuprobe::gpu {
+
+struct ActivityOptions {
+  std::uint32_t kinds = 0;  // core::gpu_kind_bit()s
+  std::size_t buffer_count = 0;
+  std::size_t buffer_bytes = 0;
+  std::size_t max_bytes = 0;  // the pool grows on demand up to this
+  core::ClockSource clock = core::ClockSource::kMonotonic;
+};
+
+struct ActivityStats {
+  std::uint64_t dropped = 0;            // records the backend reports it dropped
+  std::uint64_t buffers_exhausted = 0;  // buffer requests the pool could not serve
+  std::uint64_t filtered = 0;           // API calls dropped as noise
+};
+
+class ActivitySource {
+ public:
+  virtual ~ActivitySource() = default;
+  // Appends every record delivered so far. `final` forces out incomplete buffers.
+  virtual void collect(bool final, std::vector<GpuActivity>* out) = 0;
+  virtual void disable() = 0;
+  virtual void finalize() = 0;
+  virtual ActivityStats stats() const = 0;
+  virtual const std::vector<DeviceInfo>& devices() const = 0;
+};
+
+// Starts recording the kinds in `options`, or returns nullptr and says why in `why` (the text
+// after "CUPTI unavailable: ").
+std::unique_ptr<ActivitySource> start_activity_source(const ActivityOptions& options,
+                                                      std::string* why);
+
+}  // namespace gpuprobe::gpu

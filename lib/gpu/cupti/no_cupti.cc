@@ -1,0 +1,11 @@
+// start_activity_source() for builds without the CUPTI headers.
+#include "gpu/activity_source.h"
+
+namespace gpuprobe::gpu {
+
+std::unique_ptr<ActivitySource> start_activity_source(const ActivityOptions&, std::string* why) {
+  *why = "gpuprobe was built without the CUDA toolkit's CUPTI headers";
+  return nullptr;
+}
+
+}  // namespace gpuprobe::gpu

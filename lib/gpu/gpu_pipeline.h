@@ -1,0 +1,47 @@
+// The GPU pipeline behind CUPTI, as the collector's GpuSource: raw records from the backend,
+// checked against their launch calls (LaunchMatcher), held until the range around their launch is
+// known (RangeAttribution), and given the declared cost of gpuprobe::launch() (KernelNoteTracker).
+// It runs on the collector thread, so that nothing of it touches the recording path.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/gpu_source.h"
+#include "gpu/activity_source.h"
+#include "gpu/kernel_notes.h"
+#include "gpu/launch_matcher.h"
+#include "gpu/range_attribution.h"
+
+namespace gpuprobe::gpu {
+
+class GpuPipeline : public core::GpuSource {
+ public:
+  // `attribute`: give GPU work the range around its launch (it needs API records, which name the
+  // launching thread), waiting up to `attribution_horizon` for that range to close.
+  GpuPipeline(std::unique_ptr<ActivitySource> backend, const TimeBase& time, bool attribute,
+              std::chrono::milliseconds attribution_horizon);
+
+  bool wants_ranges() const override { return attribution_ != nullptr; }
+  void add_thread(std::uint32_t pthread_id, std::int64_t os_tid) override;
+  void thread_state(std::int64_t os_tid, bool idle, std::uint64_t now) override;
+  void add_range(std::int64_t os_tid, std::uint64_t begin, std::uint64_t end,
+                 const CallSite* site) override;
+  void collect(std::uint64_t now, bool final, std::vector<GpuActivity>* out) override;
+  void disable() override { backend_->disable(); }
+  void finalize() override { backend_->finalize(); }
+  void fill_stats(GpuStats* out) const override;
+  const std::vector<DeviceInfo>& devices() const override { return backend_->devices(); }
+
+ private:
+  std::unique_ptr<ActivitySource> backend_;
+  LaunchMatcher launches_;
+  KernelNoteTracker kernel_notes_;
+  std::unique_ptr<RangeAttribution> attribution_;  // null without attribution
+  std::vector<GpuActivity> raw_;                   // reused across drains
+};
+
+}  // namespace gpuprobe::gpu

@@ -1,0 +1,36 @@
+#include "gpu/start_gpu_source.h"
+
+#include "gpu/activity_source.h"
+#include "gpu/cuda_event_timing.h"
+#include "gpu/gpu_pipeline.h"
+
+namespace gpuprobe::gpu {
+
+StartedGpuSource start_gpu_source(const core::Config& config,
+                                  const core::Calibration& calibration) {
+  StartedGpuSource started;
+  started.status = "off";
+  const TimeBase time = calibration.time_base();
+  if (config.gpu_kinds != 0) {
+    std::string why;
+    std::unique_ptr<ActivitySource> backend = start_activity_source(
+        ActivityOptions{config.gpu_kinds, config.gpu_buffers, config.gpu_buffer_kb << 10,
+                        config.gpu_max_mb << 20, calibration.source()},
+        &why);
+    if (backend) {
+      // Attribution needs API records: they name the thread that launched the work.
+      const bool api = (config.gpu_kinds & (core::gpu_kind_bit(GpuActivityKind::kRuntimeApi) |
+                                            core::gpu_kind_bit(GpuActivityKind::kDriverApi))) != 0;
+      started.source = std::make_unique<GpuPipeline>(
+          std::move(backend), time, api, std::chrono::milliseconds(config.attribution_ms));
+      started.cupti = true;
+      started.status = "cupti";
+      return started;
+    }
+    started.status = "CUPTI unavailable: " + why;
+  }
+  started.source = std::make_unique<CudaEventTiming>(time);
+  return started;
+}
+
+}  // namespace gpuprobe::gpu
