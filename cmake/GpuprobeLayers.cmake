@@ -9,7 +9,8 @@
 #   gpu, sinks               the GPU sources (CUPTI and the GPU pipeline behind it: launch
 #                            matching, range attribution, kernel notes; CUDA-event timing);
 #                            the output formats
-#   readers, report          reading traces into any Sink; the report's analyses
+#   readers, analysis        reading traces into any Sink; the report's analyses, one per
+#                            file, and the Sink that feeds them
 #   session, tools           the composition root (builds the sinks a config names, the
 #                            environment session, fork and signals); the gpuprobe command
 #

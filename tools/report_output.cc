@@ -1,13 +1,12 @@
 #include "tools/report_output.h"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <vector>
 
 namespace gpuprobe::tools {
 namespace {
 
-using report::NameStats;
+using analysis::NameStats;
 
 std::vector<const NameStats*> sorted(std::vector<const NameStats*> rows, const std::string& by) {
   const auto key = [&](const NameStats* s) -> double {
@@ -53,7 +52,7 @@ void name_table(std::FILE* o, const char* title, const std::vector<const NameSta
 
 }  // namespace
 
-void print_report(const report::ReportResult& r, const TextOptions& opt, std::FILE* o) {
+void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::FILE* o) {
   std::fprintf(o, "trace: %.3f ms, %llu events", ms(r.end_ns - r.start_ns),
                static_cast<unsigned long long>(r.events));
   if (r.dropped + r.gpu_dropped != 0)
@@ -72,16 +71,16 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
     for (const std::string& f : r.compile.fallbacks) std::fprintf(o, "  %s\n", f.c_str());
   }
 
-  name_table(o, "GPU kernels", r.kernels, r.gpu_kernel_ns, false, opt);
-  name_table(o, "ranges", r.ranges, r.gpu_kernel_ns, true, opt);
+  name_table(o, "GPU kernels", r.names.kernels, r.names.gpu_kernel_ns, false, opt);
+  name_table(o, "ranges", r.names.ranges, r.names.gpu_kernel_ns, true, opt);
 
-  if (!r.streams.empty()) {
+  if (!r.gpu.streams.empty()) {
     std::fprintf(o, "\nGPU utilisation\n");
-    for (const auto& [device, busy] : r.device_busy_percent)
+    for (const auto& [device, busy] : r.gpu.device_busy_percent)
       std::fprintf(o, "  GPU %u: busy %.1f%% of the trace\n", device, busy);
     std::fprintf(o, "  %-16s %8s %7s %10s %8s %14s %14s %14s\n", "stream", "kernels", "copies",
                  "busy ms", "busy %", "host wait ms", "kernel wait ms", "other idle ms");
-    for (const report::StreamStats& s : r.streams) {
+    for (const analysis::StreamStats& s : r.gpu.streams) {
       const double window = ms(s.last_ns - s.first_ns);
       char name[32];
       std::snprintf(name, sizeof name, "GPU %u stream %u", s.device, s.stream);
@@ -91,48 +90,49 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
                    window > 0 ? 100.0 * ms(s.busy_ns) / window : 100.0, ms(s.host_wait_ns),
                    ms(s.kernel_wait_ns), ms(s.other_idle_ns));
     }
-    if (r.launches > 0) {
+    if (r.gpu.launches > 0) {
       std::fprintf(o,
                    "  launch delay (kernel start - launch call end): p50 %.1f us, p99 %.1f us, max "
                    "%.1f us over %llu launches\n",
-                   r.launch_delay_p50_us, r.launch_delay_p99_us, r.launch_delay_max_us,
-                   static_cast<unsigned long long>(r.launches));
+                   r.gpu.launch_delay_p50_us, r.gpu.launch_delay_p99_us, r.gpu.launch_delay_max_us,
+                   static_cast<unsigned long long>(r.gpu.launches));
     }
-    std::fprintf(
-        o, "  tiny kernels (< 10 us): %llu, %.1f%% of GPU kernel time%s\n",
-        static_cast<unsigned long long>(r.tiny_kernels),
-        r.gpu_kernel_ns > 0
-            ? 100.0 * static_cast<double>(r.tiny_kernel_ns) / static_cast<double>(r.gpu_kernel_ns)
-            : 0.0,
-        r.tiny_kernels > 0 ? " -- fuse them (torch.compile) or replay them as a CUDA graph" : "");
+    std::fprintf(o, "  tiny kernels (< 10 us): %llu, %.1f%% of GPU kernel time%s\n",
+                 static_cast<unsigned long long>(r.gpu.tiny_kernels),
+                 r.names.gpu_kernel_ns > 0 ? 100.0 * static_cast<double>(r.gpu.tiny_kernel_ns) /
+                                                 static_cast<double>(r.names.gpu_kernel_ns)
+                                           : 0.0,
+                 r.gpu.tiny_kernels > 0
+                     ? " -- fuse them (torch.compile) or replay them as a CUDA graph"
+                     : "");
   }
 
-  if (r.gpu_kernel_ns > 0) {
+  if (r.names.gpu_kernel_ns > 0) {
     const auto share = [&](std::int64_t ns) {
-      return 100.0 * static_cast<double>(ns) / static_cast<double>(r.gpu_kernel_ns);
+      return 100.0 * static_cast<double>(ns) / static_cast<double>(r.names.gpu_kernel_ns);
     };
     std::fprintf(o,
                  "\nkernel time by what likely bounds it (from names): compute (GEMM, conv, "
                  "attention) %.1f%%, memory (elementwise, reductions, norms, copies) %.1f%%, "
                  "communication %.1f%%, unclassified %.1f%%\n",
-                 share(r.compute_class_ns), share(r.memory_class_ns),
-                 share(r.communication_class_ns), share(r.unclassified_ns));
+                 share(r.bounds.compute_class_ns), share(r.bounds.memory_class_ns),
+                 share(r.bounds.communication_class_ns), share(r.bounds.unclassified_ns));
   }
-  if (!r.roofline.empty()) {
+  if (!r.bounds.roofline.empty()) {
     std::fprintf(o, "\nroofline (kernels with declared bytes and FLOPs%s)\n",
-                 r.peaks.memory_gbps > 0 ? "" : "; device peaks unknown");
+                 r.bounds.peaks.memory_gbps > 0 ? "" : "; device peaks unknown");
     std::fprintf(o, "  %-40s %12s %10s %10s %9s %8s\n", "name", "FLOP/byte", "GB/s", "TFLOP/s",
                  "bound", "% peak");
-    for (const report::RooflineRow& k : r.roofline) {
+    for (const analysis::RooflineRow& k : r.bounds.roofline) {
       std::fprintf(o, "  %-40s %12.2f %10.1f %10.3f %9s %7.1f%%\n", clip(k.name, 40).c_str(),
                    k.intensity, k.achieved_gbps, k.achieved_tflops,
                    k.bound.empty() ? "?" : k.bound.c_str(), k.percent_of_peak);
     }
   }
-  if (!r.copies.empty()) {
+  if (!r.bounds.copies.empty()) {
     std::fprintf(o, "\ncopies\n  %-8s %8s %14s %10s %10s %10s\n", "kind", "copies", "bytes", "ms",
                  "GB/s", "of peak");
-    for (const report::CopyRow& c : r.copies) {
+    for (const analysis::CopyRow& c : r.bounds.copies) {
       std::fprintf(o, "  %-8s %8llu %14llu %10.3f %10.2f", c.kind.c_str(),
                    static_cast<unsigned long long>(c.copies),
                    static_cast<unsigned long long>(c.bytes), ms(c.ns), c.achieved_gbps);
@@ -147,7 +147,7 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
     std::fprintf(o, "\nlatency by range name\n  %-40s %8s %10s %10s %10s %10s %10s\n", "name",
                  "count", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms");
     std::size_t n = 0;
-    for (const report::LatencyRow& l : r.latency) {
+    for (const analysis::LatencyRow& l : r.latency) {
       if (n++ == opt.limit) break;
       std::fprintf(o, "  %-40s %8llu %10.4f %10.4f %10.4f %10.4f %10.4f\n",
                    clip(l.name, 40).c_str(), static_cast<unsigned long long>(l.count), l.p50_ms,
@@ -156,7 +156,7 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
   }
   if (r.compile.compiles > 0 || !r.compile.recompiles.empty() || !r.compile.graph_breaks.empty() ||
       !r.compile.fallbacks.empty() || !r.compile.limit_hits.empty()) {
-    const report::ReportResult::Compile& c = r.compile;
+    const analysis::CompileResult& c = r.compile;
     std::fprintf(
         o, "\ntorch.compile: %llu compiles, T_compile %.3f ms (%.1f%% of the trace)",
         static_cast<unsigned long long>(c.compiles), ms(c.compile_ns),
@@ -209,166 +209,32 @@ void print_report(const report::ReportResult& r, const TextOptions& opt, std::FI
     for (const auto& [reason, n] : c.graph_breaks)
       std::fprintf(o, "    %llux %s\n", static_cast<unsigned long long>(n), reason.c_str());
   }
-  if (!r.latency_name.empty()) {
-    std::fprintf(o, "\njitter: %zu outliers of \"%s\" above %.3f ms\n", r.outliers.size(),
-                 r.latency_name.c_str(), r.outlier_threshold_ms);
-    if (r.outliers.empty() && r.latency_count < 100)
+  if (!r.jitter.latency_name.empty()) {
+    std::fprintf(o, "\njitter: %zu outliers of \"%s\" above %.3f ms\n", r.jitter.outliers.size(),
+                 r.jitter.latency_name.c_str(), r.jitter.outlier_threshold_ms);
+    if (r.jitter.outliers.empty() && r.jitter.latency_count < 100)
       std::fprintf(o,
                    "  (of %llu instances the P99 is the slowest itself: --threshold-ms MS sets "
                    "the bar)\n",
-                   static_cast<unsigned long long>(r.latency_count));
+                   static_cast<unsigned long long>(r.jitter.latency_count));
     std::size_t n = 0;
-    for (const report::Outlier& out : r.outliers) {
+    for (const analysis::Outlier& out : r.jitter.outliers) {
       if (n++ == opt.limit) break;
       std::fprintf(o, "  %9.3f ms at +%.3f ms (%s):", ms(out.duration_ns),
                    ms(out.begin_ns - r.start_ns), out.thread.c_str());
       if (out.causes.empty()) std::fprintf(o, " nothing recorded overlaps it");
-      for (const report::CauseOverlap& c : out.causes)
+      for (const analysis::CauseOverlap& c : out.causes)
         std::fprintf(o, "  %s %.3f ms", c.cause.c_str(), ms(c.overlap_ns));
       std::fputc('\n', o);
     }
-    if (!r.cause_summary.empty()) {
+    if (!r.jitter.cause_summary.empty()) {
       std::fprintf(o, "  across outliers:");
-      for (const report::CauseOverlap& c : r.cause_summary)
+      for (const analysis::CauseOverlap& c : r.jitter.cause_summary)
         std::fprintf(o, "  %s %.3f ms (%llu)", c.cause.c_str(), ms(c.overlap_ns),
                      static_cast<unsigned long long>(c.events));
       std::fputc('\n', o);
     }
   }
-}
-
-std::string report_json(const report::ReportResult& r) {
-  using nlohmann::json;
-  const auto names = [](const std::vector<const NameStats*>& rows, bool ranges) {
-    json a = json::array();
-    for (const NameStats* s : rows) {
-      a.push_back({{"name", s->name},
-                   {"calls", s->count},
-                   {"total_ms", ms(s->total_ns)},
-                   {"mean_ms", ms(s->total_ns) / static_cast<double>(s->count)},
-                   {"min_ms", ms(s->min_ns)},
-                   {"max_ms", ms(s->max_ns)},
-                   {"p50_ms", s->quantile_ns(0.5) * 1e-6},
-                   {"p99_ms", s->quantile_ns(0.99) * 1e-6},
-                   {"gpu_ms", ms(s->gpu_ns)}});
-      if (ranges) {
-        a.back()["self_ms"] = ms(s->self_ns);
-      } else {
-        a.back()["class"] = report::kernel_class_from_name(s->name);
-      }
-    }
-    return a;
-  };
-  json j;
-  j["schema"] = "gpuprobe.report/1";
-  j["duration_ms"] = ms(r.end_ns - r.start_ns);
-  j["events"] = r.events;
-  j["dropped"] = {
-      {"events", r.dropped}, {"gpu_records", r.gpu_dropped}, {"names_capped", r.names_overflowed}};
-  j["verdict"] = r.verdict;
-  j["kernels"] = names(r.kernels, false);
-  j["ranges"] = names(r.ranges, true);
-  json streams = json::array();
-  for (const report::StreamStats& s : r.streams) {
-    streams.push_back({{"device", s.device},
-                       {"stream", s.stream},
-                       {"kernels", s.kernels},
-                       {"busy_ms", ms(s.busy_ns)},
-                       {"host_wait_ms", ms(s.host_wait_ns)},
-                       {"kernel_wait_ms", ms(s.kernel_wait_ns)},
-                       {"other_idle_ms", ms(s.other_idle_ns)}});
-  }
-  json devices = json::object();
-  for (const auto& [d, busy] : r.device_busy_percent) devices[std::to_string(d)] = busy;
-  j["gpu"] = {{"busy_percent", devices},
-              {"busy_timeline_percent", r.gpu_busy_timeline},
-              {"streams", streams},
-              {"kernel_ms", ms(r.gpu_kernel_ns)},
-              {"kernel_class_ms",
-               {{"communication", ms(r.communication_class_ns)},
-                {"compute", ms(r.compute_class_ns)},
-                {"memory", ms(r.memory_class_ns)},
-                {"unclassified", ms(r.unclassified_ns)}}},
-              {"tiny_kernels", {{"count", r.tiny_kernels}, {"ms", ms(r.tiny_kernel_ns)}}},
-              {"launch_delay_us",
-               {{"launches", r.launches},
-                {"p50", r.launch_delay_p50_us},
-                {"p99", r.launch_delay_p99_us},
-                {"max", r.launch_delay_max_us}}}};
-  json latency = json::array();
-  for (const report::LatencyRow& l : r.latency) {
-    latency.push_back({{"name", l.name},
-                       {"count", l.count},
-                       {"p50_ms", l.p50_ms},
-                       {"p90_ms", l.p90_ms},
-                       {"p99_ms", l.p99_ms},
-                       {"p999_ms", l.p999_ms},
-                       {"max_ms", l.max_ms}});
-  }
-  j["latency"] = latency;
-  const auto causes = [](const std::vector<report::CauseOverlap>& cs) {
-    json a = json::array();
-    for (const report::CauseOverlap& c : cs)
-      a.push_back({{"cause", c.cause}, {"overlap_ms", ms(c.overlap_ns)}, {"events", c.events}});
-    return a;
-  };
-  json outliers = json::array();
-  for (const report::Outlier& o : r.outliers) {
-    outliers.push_back({{"start_ms", ms(o.begin_ns - r.start_ns)},
-                        {"duration_ms", ms(o.duration_ns)},
-                        {"thread", o.thread},
-                        {"causes", causes(o.causes)}});
-  }
-  json roofline = json::array();
-  for (const report::RooflineRow& k : r.roofline) {
-    roofline.push_back({{"name", k.name},
-                        {"flop_per_byte", k.intensity},
-                        {"gbps", k.achieved_gbps},
-                        {"tflops", k.achieved_tflops},
-                        {"bound", k.bound},
-                        {"percent_of_peak", k.percent_of_peak}});
-  }
-  j["roofline"] = roofline;
-  json copies = json::array();
-  for (const report::CopyRow& c : r.copies) {
-    copies.push_back({{"kind", c.kind},
-                      {"copies", c.copies},
-                      {"bytes", c.bytes},
-                      {"ms", ms(c.ns)},
-                      {"gbps", c.achieved_gbps},
-                      {"peak_gbps", c.peak_gbps}});
-  }
-  j["copies"] = copies;
-  j["compile"] = {{"compiles", r.compile.compiles},
-                  {"compile_ms", ms(r.compile.compile_ns)},
-                  {"steps", r.compile.steps},
-                  {"recompiles", r.compile.recompiles},
-                  {"eager_fallbacks", r.compile.fallbacks},
-                  {"recompile_limit_hits", r.compile.limit_hits},
-                  {"graph_breaks", r.compile.graph_breaks}};
-  const auto known = [](double v) { return v >= 0 ? json(v) : json(nullptr); };
-  j["compile"]["cache_hits"] = known(r.compile.cache_hits);
-  j["compile"]["cache_misses"] = known(r.compile.cache_misses);
-  j["compile"]["graph_ops"] = known(r.compile.graph_ops);
-  j["compile"]["kernels_generated"] = known(r.compile.kernels_generated);
-  j["compile"]["ops_per_kernel"] = r.compile.graph_ops > 0 && r.compile.kernels_generated > 0
-                                       ? json(r.compile.graph_ops / r.compile.kernels_generated)
-                                       : json(nullptr);
-  j["compile"]["speedup"] = known(r.compile.speedup);
-  j["compile"]["runs"] = r.compile.runs;
-  j["compile"]["execute_ms"] = ms(r.compile.run_ns);
-  j["compile"]["outside_compiles_ms"] = ms(r.compile.base_ns);  // the compiled share's denominator
-  j["compile"]["amortised_ms"] = known(r.compile.amortised_ms);
-  j["compile"]["compiled_share"] = known(r.compile.share);
-  j["compile"]["amdahl_bound"] = known(r.compile.amdahl_bound);
-  j["compile"]["program_speedup"] = known(r.compile.program_speedup);
-  j["compile"]["break_even_runs"] = known(r.compile.break_even_runs);
-  j["jitter"] = {{"range", r.latency_name},
-                 {"threshold_ms", r.outlier_threshold_ms},
-                 {"outliers", outliers},
-                 {"summary", causes(r.cause_summary)}};
-  // Names come from untrusted files: invalid UTF-8 becomes U+FFFD rather than an exception.
-  return j.dump(1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace gpuprobe::tools

@@ -3,8 +3,8 @@
 #include <memory>
 #include <string>
 
+#include "analysis/trace_report.h"
 #include "readers/trace_file.h"
-#include "report/trace_report.h"
 #include "tools/commands/command.h"
 #include "tools/report_compare.h"
 
@@ -19,13 +19,13 @@ struct DiffArgs {
 };
 
 int run_diff(const DiffArgs& args) {
-  report::TraceReport a, b;
+  analysis::TraceReport a, b;
   if (Status s = readers::read_trace_file(args.a, a); !s.ok()) return fail(s);
   if (Status s = readers::read_trace_file(args.b, b); !s.ok()) return fail(s);
   if (!args.html.empty())
     return write_page(args.html, diff_html(a.result(), b.result(), args.limit));
   if (args.json) {
-    std::printf("%s\n", diff_json(a.result(), b.result()).c_str());
+    std::printf("%s\n", analysis::diff_json(a.result(), b.result()).c_str());
   } else {
     print_diff(a.result(), b.result(), args.limit, stdout);
   }

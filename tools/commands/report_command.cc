@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/ranks.h"
+#include "analysis/step_window.h"
+#include "analysis/trace_report.h"
 #include "readers/trace_file.h"
-#include "report/trace_report.h"
 #include "tools/commands/command.h"
 #include "tools/report_compare.h"
 #include "tools/report_output.h"
@@ -23,15 +25,15 @@ struct ReportArgs {
   std::string html;
   std::string steps;
   double straggler_ratio = 1.1;
-  report::ReportOptions options;
+  analysis::ReportOptions options;
   TextOptions text;
 };
 
 // The steps' span of one trace, found by a first pass over it (as HTA analyses chosen
 // iterations); each trace of a directory has its own.
 int step_window(const std::string& trace, long long first, long long last,
-                report::ReportOptions* options) {
-  report::StepWindow window(first, last);
+                analysis::ReportOptions* options) {
+  analysis::StepWindow window(first, last);
   if (Status s = readers::read_trace_file(trace, window); !s.ok()) return fail(s);
   if (!window.found()) {
     std::fprintf(stderr, "gpuprobe: %s has no ProfilerStep#%lld..#%lld\n", trace.c_str(), first,
@@ -50,7 +52,7 @@ int run_report(const ReportArgs& args) {
     std::fprintf(stderr, "gpuprobe: --steps takes FIRST-LAST, e.g. 2-5\n");
     return 2;
   }
-  const auto options_for = [&](const std::string& trace, report::ReportOptions* o) {
+  const auto options_for = [&](const std::string& trace, analysis::ReportOptions* o) {
     *o = args.options;
     return args.steps.empty() ? 0 : step_window(trace, first, last, o);
   };
@@ -64,34 +66,36 @@ int run_report(const ReportArgs& args) {
         files.push_back(entry.path().string());
     }
     std::sort(files.begin(), files.end());
-    std::vector<RankReport> ranks;
+    std::vector<std::unique_ptr<analysis::TraceReport>> reports;
+    std::vector<analysis::RankInput> ranks;
     for (const std::string& f : files) {
-      report::ReportOptions rank_options;
+      analysis::ReportOptions rank_options;
       if (int rc = options_for(f, &rank_options); rc != 0) return rc;
-      auto r = std::make_shared<report::TraceReport>(rank_options);
-      if (Status s = readers::read_trace_file(f, *r); !s.ok()) return fail(s);
-      ranks.push_back({f, r});
+      reports.push_back(std::make_unique<analysis::TraceReport>(rank_options));
+      if (Status s = readers::read_trace_file(f, *reports.back()); !s.ok()) return fail(s);
+      ranks.push_back({f, &reports.back()->result()});
     }
-    std::sort(ranks.begin(), ranks.end(), [](const RankReport& a, const RankReport& b) {
-      return a.report->result().rank < b.report->result().rank;
-    });
-    const std::vector<RankRow> rows = rank_rows(ranks, args.straggler_ratio);
+    std::stable_sort(ranks.begin(), ranks.end(),
+                     [](const analysis::RankInput& a, const analysis::RankInput& b) {
+                       return a.report->rank < b.report->rank;
+                     });
+    const std::vector<analysis::RankRow> rows = analysis::rank_rows(ranks, args.straggler_ratio);
     if (!args.html.empty()) return write_page(args.html, ranks_html(rows));
     if (args.json) {
-      std::printf("%s\n", ranks_json(rows).c_str());
+      std::printf("%s\n", analysis::ranks_json(rows).c_str());
     } else {
       print_ranks(rows, stdout);
     }
     return 0;
   }
-  report::ReportOptions options;
+  analysis::ReportOptions options;
   if (int rc = options_for(args.file, &options); rc != 0) return rc;
-  report::TraceReport sink(options);
+  analysis::TraceReport sink(options);
   const Status s = readers::read_trace_file(args.file, sink);
   if (!s.ok()) return fail(s);
   if (!args.html.empty()) return write_page(args.html, report_html(sink.result(), args.text));
   if (args.json) {
-    std::printf("%s\n", report_json(sink.result()).c_str());
+    std::printf("%s\n", sink.json().c_str());
   } else {
     print_report(sink.result(), args.text, stdout);
   }

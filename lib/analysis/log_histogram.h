@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-namespace gpuprobe::report {
+namespace gpuprobe::analysis {
 
 class LogHistogram {
  public:
@@ -43,4 +43,4 @@ class LogHistogram {
   std::uint64_t total_ = 0;
 };
 
-}  // namespace gpuprobe::report
+}  // namespace gpuprobe::analysis

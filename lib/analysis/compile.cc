@@ -1,0 +1,162 @@
+#include "analysis/compile.h"
+
+#include <algorithm>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "analysis/name_stats.h"
+#include "formats/torch_events.h"
+
+namespace gpuprobe::analysis {
+namespace {
+
+namespace te = formats::torch_events;
+
+bool starts_with(const char* s, std::string_view prefix) {
+  return std::strncmp(s, prefix.data(), prefix.size()) == 0;
+}
+
+// torch.profiler's (Kineto's) name for the span of one frame's compile, which Dynamo's
+// dynamo_timed records with a record_function; its id comes in an annotation beside it.
+constexpr std::string_view kProfilerFrameCompile = "entire_frame_compile";
+constexpr std::string_view kProfilerFrameCompileData = "entire_frame_compile_data:";
+
+}  // namespace
+
+bool is_frame_compile(const CallSite& site) {
+  return site.category == Category::kCompile || site.name == kProfilerFrameCompile;
+}
+
+void Compile::Runs::add(std::uint32_t thread, std::int64_t begin, std::int64_t end) {
+  const auto [it, first] = open.try_emplace(thread, Interval{begin, end});
+  Interval& run = it->second;
+  if (first) return;
+  if (begin < run.end && end > run.begin) {
+    run = {std::min(run.begin, begin), std::max(run.end, end)};
+    return;
+  }
+  ns += run.end - run.begin;
+  ++count;
+  run = {begin, end};
+}
+
+void Compile::Runs::flush() {
+  for (const auto& [thread, run] : open) {
+    ns += run.end - run.begin;
+    ++count;
+  }
+  open.clear();
+}
+
+// gpuprobe.torch's marks (python/gpuprobe/torch/compile.py): "recompile <id>: <reason>",
+// "recompile limit hit: <warning>", "eager fallback <id>: <frame>: <error>", "graph break:
+// <cause>" (one per occurrence). The limit warning shares the recompile prefix and is not a
+// recompile.
+void Compile::add_mark(const char* name) {
+  CompileResult& c = result_;
+  if (starts_with(name, te::kRecompileLimitHit)) {
+    c.limit_hits.emplace_back(name);
+  } else if (starts_with(name, te::kRecompile)) {
+    c.recompiles.emplace_back(name + sizeof te::kRecompile - 1);
+  } else if (starts_with(name, te::kEagerFallback)) {
+    c.fallbacks.emplace_back(name + sizeof te::kEagerFallback - 1);
+  } else if (starts_with(name, te::kGraphBreak)) {
+    c.graph_breaks[name + sizeof te::kGraphBreak - 1]++;
+  }
+}
+
+// torch.profiler's "entire_frame_compile_data: fn_name=..., compile_id=F/N": frame F's compile
+// N, a recompile when N > 0 (such a trace does not say why).
+void Compile::add_profiler_compile_id(const char* name) {
+  if (!starts_with(name, kProfilerFrameCompileData)) return;
+  const char* id = std::strstr(name, "compile_id=");
+  if (id == nullptr) return;
+  id += 11;
+  const char* slash = std::strchr(id, '/');
+  if (slash == nullptr || std::strtol(slash + 1, nullptr, 10) <= 0) return;
+  result_.recompiles.push_back(std::string(id, std::strcspn(id, ", ")) +
+                               ": (torch.profiler's trace does not record the reason)");
+}
+
+void Compile::add(const ReportEvent& r) {
+  const Event& e = *r.event;
+  CompileResult& c = result_;
+  if (e.type == EventType::kCounter && e.site->category == Category::kCompile) {
+    const std::string_view name = e.site->name;
+    double* slot = name == te::kCacheHits          ? &c.cache_hits
+                   : name == te::kCacheMisses      ? &c.cache_misses
+                   : name == te::kGraphOps         ? &c.graph_ops
+                   : name == te::kKernelsGenerated ? &c.kernels_generated
+                   : name == te::kSpeedup          ? &c.speedup
+                                                   : nullptr;
+    if (slot != nullptr) *slot = e.value;  // totals: the last value is the answer
+    return;
+  }
+  if (e.type == EventType::kInstant && e.site->category == Category::kCompile) {
+    add_mark(e.site->name);
+    return;
+  }
+  if (e.type != EventType::kRange || r.row == nullptr) return;  // CPU ranges only
+  if (is_frame_compile(*e.site)) {
+    ++c.compiles;
+    c.compile_ns += r.end_ns - r.begin_ns;
+  }
+  add_profiler_compile_id(e.site->name);
+  if (e.site->category == Category::kStep) ++c.steps;
+  if (r.row->compiled_run != 0) runs_[r.row->compiled_run].add(e.thread, r.begin_ns, r.end_ns);
+}
+
+void Compile::finish(const TraceContext& trace) {
+  // Compiled code: graph runs when the trace has them (frames also hold graph breaks' eager code).
+  for (Runs& runs : runs_) runs.flush();
+  const Runs& runs = runs_[1].count > 0 ? runs_[1] : runs_[2];
+  CompileResult& c = result_;
+  c.runs = runs.count;
+  c.run_ns = runs.ns;
+  // Their share of the time outside compiles (--steps narrows it to steady-state steps).
+  c.base_ns = std::max<std::int64_t>(trace.end_ns - trace.start_ns - c.compile_ns, 0);
+  if (c.runs > 0) {
+    c.amortised_ms = static_cast<double>(c.compile_ns) * 1e-6 / static_cast<double>(c.runs);
+    if (c.base_ns > 0)
+      c.share = std::min(static_cast<double>(c.run_ns) / static_cast<double>(c.base_ns), 1.0);
+    if (c.share >= 0 && c.share < 1) c.amdahl_bound = 1 / (1 - c.share);
+    if (c.share >= 0 && c.speedup > 0) c.program_speedup = 1 - c.share + c.share * c.speedup;
+    if (c.speedup > 1 && c.run_ns > 0)
+      c.break_even_runs =
+          static_cast<double>(c.compile_ns) /
+          (static_cast<double>(c.run_ns) / static_cast<double>(c.runs) * (c.speedup - 1));
+  }
+}
+
+void Compile::write_json(const TraceContext&, nlohmann::json* report) const {
+  using nlohmann::json;
+  const CompileResult& c = result_;
+  const auto known = [](double v) { return v >= 0 ? json(v) : json(nullptr); };
+  json j = {{"compiles", c.compiles},
+            {"compile_ms", ms(c.compile_ns)},
+            {"steps", c.steps},
+            {"recompiles", c.recompiles},
+            {"eager_fallbacks", c.fallbacks},
+            {"recompile_limit_hits", c.limit_hits},
+            {"graph_breaks", c.graph_breaks}};
+  j["cache_hits"] = known(c.cache_hits);
+  j["cache_misses"] = known(c.cache_misses);
+  j["graph_ops"] = known(c.graph_ops);
+  j["kernels_generated"] = known(c.kernels_generated);
+  j["ops_per_kernel"] = c.graph_ops > 0 && c.kernels_generated > 0
+                            ? json(c.graph_ops / c.kernels_generated)
+                            : json(nullptr);
+  j["speedup"] = known(c.speedup);
+  j["runs"] = c.runs;
+  j["execute_ms"] = ms(c.run_ns);
+  j["outside_compiles_ms"] = ms(c.base_ns);  // the compiled share's denominator
+  j["amortised_ms"] = known(c.amortised_ms);
+  j["compiled_share"] = known(c.share);
+  j["amdahl_bound"] = known(c.amdahl_bound);
+  j["program_speedup"] = known(c.program_speedup);
+  j["break_even_runs"] = known(c.break_even_runs);
+  (*report)["compile"] = j;
+}
+
+}  // namespace gpuprobe::analysis

@@ -1,0 +1,67 @@
+// torch.compile's cost and behaviour, from gpuprobe.torch's compile ranges, marks and counters
+// (or torch.profiler's Dynamo spans): compiles, recompiles and why, eager fallbacks, graph
+// breaks, cache counts, and the compiled code's runs — for the amortised compile cost, the
+// compiled share of the program, Amdahl's bound and the break-even run count.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/analysis.h"
+#include "analysis/intervals.h"
+
+namespace gpuprobe::analysis {
+
+// A compile range: gpuprobe.torch's (category compile) or torch.profiler's Dynamo span.
+bool is_frame_compile(const CallSite& site);
+
+struct CompileResult {
+  std::uint64_t compiles = 0;
+  std::int64_t compile_ns = 0;          // T_compile: time inside compiles
+  std::vector<std::string> recompiles;  // "compile id: reason"
+  std::vector<std::string> fallbacks;   // "compile id: frame: error", frames run eagerly
+  std::vector<std::string> limit_hits;  // Dynamo's recompile-limit warnings
+  std::map<std::string, std::uint64_t> graph_breaks;  // reason -> count
+  std::uint64_t steps = 0;                            // for the amortised cost per step
+  // The last values of gpuprobe.torch's compile counters; negative when absent.
+  double cache_hits = -1, cache_misses = -1, graph_ops = -1, kernels_generated = -1;
+  double speedup = -1;  // S = T_eager / T_compiled, from gpuprobe.torch.compare()
+  // Runs of compiled code (graph runs when the trace has them, else frames): m and T_execute,
+  // and the time they are a share p of (the trace's outside compiles) for the Amdahl bound.
+  std::uint64_t runs = 0;
+  std::int64_t run_ns = 0, base_ns = 0;
+  // Derived; negative when unknown. B = T_compile / m; p = T_execute / base; Amdahl's bound
+  // 1 / (1 - p) on the gain from faster compiled code; the whole program's speedup over eager
+  // (1 - p) + p S; and the runs n* = T_compile / ((T_execute / m) (S - 1)) after which the
+  // compiles have paid for themselves.
+  double amortised_ms = -1, share = -1, amdahl_bound = -1, program_speedup = -1,
+         break_even_runs = -1;
+};
+
+class Compile : public Analysis {
+ public:
+  void add(const ReportEvent& event) override;
+  void finish(const TraceContext& trace) override;
+  void write_json(const TraceContext& trace, nlohmann::json* report) const override;
+  const CompileResult& result() const { return result_; }
+
+ private:
+  void add_mark(const char* name);
+  void add_profiler_compile_id(const char* name);
+
+  // Runs of compiled code of one kind, nested or overlapping ones merged per thread as they come.
+  struct Runs {
+    std::unordered_map<std::uint32_t, Interval> open;  // per thread: the run being merged
+    std::int64_t ns = 0;
+    std::uint64_t count = 0;
+    void add(std::uint32_t thread, std::int64_t begin, std::int64_t end);
+    void flush();
+  };
+  Runs runs_[3];  // by NameStats::compiled_run
+  CompileResult result_;
+};
+
+}  // namespace gpuprobe::analysis

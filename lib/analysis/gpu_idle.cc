@@ -1,0 +1,134 @@
+#include "analysis/gpu_idle.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "analysis/log_histogram.h"
+#include "formats/kineto.h"
+
+namespace gpuprobe::analysis {
+
+void GpuIdle::add(const ReportEvent& r) {
+  if (r.event->type != EventType::kGpu) return;
+  const GpuActivity& a = *r.event->gpu;
+  switch (a.kind) {
+    case GpuActivityKind::kKernel:
+    case GpuActivityKind::kMemcpy:
+    case GpuActivityKind::kMemset:
+      streams_[{a.device, a.stream}].push_back(
+          {r.begin_ns, r.end_ns, a.correlation, a.kind == GpuActivityKind::kKernel});
+      gpu_work_.push_back({r.begin_ns, r.end_ns});
+      break;
+    case GpuActivityKind::kRuntimeApi:
+    case GpuActivityKind::kDriverApi:
+      if (formats::starts_flow(a.name) && a.correlation != 0)
+        launches_[a.correlation] = {r.begin_ns, r.end_ns};
+      break;
+    default:
+      break;
+  }
+}
+
+void GpuIdle::finish(const TraceContext& trace) {
+  GpuIdleResult& r = result_;
+  LogHistogram launch_delay;
+  std::map<std::uint32_t, std::vector<Interval>> device_work;
+  for (auto& [key, spans] : streams_) {
+    std::sort(spans.begin(), spans.end(),
+              [](const Span& a, const Span& b) { return a.start < b.start; });
+    StreamStats s;
+    s.device = key.first;
+    s.stream = key.second;
+    s.first_ns = spans.front().start;
+    std::int64_t reach = spans.front().start;
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      const Span& k = spans[i];
+      const auto launch = launches_.find(k.correlation);
+      if (k.kernel) {
+        ++s.kernels;
+        if (k.end - k.start < options_.tiny_kernel_ns) {
+          ++r.tiny_kernels;
+          r.tiny_kernel_ns += k.end - k.start;
+        }
+        if (launch != launches_.end()) {
+          launch_delay.add(std::max<std::int64_t>(k.start - launch->second.second, 0));
+          ++r.launches;
+        }
+      } else {
+        ++s.copies;
+      }
+      if (i > 0 && k.start > reach) {
+        const std::int64_t gap = k.start - reach;
+        if (launch != launches_.end() && launch->second.first > reach) {
+          s.host_wait_ns += gap;  // the host had not yet asked for this kernel
+        } else if (gap < options_.consecutive_kernel_ns) {
+          s.kernel_wait_ns += gap;  // launch overhead between queued kernels
+        } else {
+          s.other_idle_ns += gap;  // e.g. waiting on another stream's event
+        }
+      }
+      s.busy_ns += std::max<std::int64_t>(k.end - std::max(k.start, reach), 0);
+      reach = std::max(reach, k.end);
+      device_work[key.first].push_back({k.start, k.end});
+    }
+    s.last_ns = reach;
+    r.streams.push_back(s);
+  }
+  r.launch_delay_p50_us = launch_delay.quantile_ns(0.5) * 1e-3;
+  r.launch_delay_p99_us = launch_delay.quantile_ns(0.99) * 1e-3;
+  r.launch_delay_max_us = launch_delay.quantile_ns(1.0) * 1e-3;
+  const double span = trace.span_ns();
+  for (auto& [device, work] : device_work) {
+    merge(work);
+    std::int64_t busy = 0;
+    for (const Interval& i : work) busy += i.end - i.begin;
+    r.device_busy_percent[device] = 100.0 * static_cast<double>(busy) / span;
+  }
+
+  // GPU busy over time: 100 slices of the trace, each the share covered by some GPU work.
+  merge(gpu_work_);
+  if (!gpu_work_.empty() && trace.end_ns > trace.start_ns) {
+    const double slice = span / 100.0;
+    r.busy_timeline.assign(100, 0.0);
+    for (const Interval& i : gpu_work_) {
+      for (std::int64_t t = i.begin; t < i.end;) {
+        const auto bin = std::min<std::int64_t>(
+            static_cast<std::int64_t>(static_cast<double>(t - trace.start_ns) / slice), 99);
+        const auto bin_end =
+            trace.start_ns + static_cast<std::int64_t>(slice * static_cast<double>(bin + 1));
+        const std::int64_t upto = std::min(i.end, std::max(bin_end, t + 1));
+        r.busy_timeline[static_cast<std::size_t>(bin)] +=
+            static_cast<double>(upto - t) / slice * 100.0;
+        t = upto;
+      }
+    }
+  }
+}
+
+void GpuIdle::write_json(const TraceContext&, nlohmann::json* report) const {
+  using nlohmann::json;
+  const GpuIdleResult& r = result_;
+  json streams = json::array();
+  for (const StreamStats& s : r.streams) {
+    streams.push_back({{"device", s.device},
+                       {"stream", s.stream},
+                       {"kernels", s.kernels},
+                       {"busy_ms", ms(s.busy_ns)},
+                       {"host_wait_ms", ms(s.host_wait_ns)},
+                       {"kernel_wait_ms", ms(s.kernel_wait_ns)},
+                       {"other_idle_ms", ms(s.other_idle_ns)}});
+  }
+  json devices = json::object();
+  for (const auto& [d, busy] : r.device_busy_percent) devices[std::to_string(d)] = busy;
+  json& gpu = (*report)["gpu"];
+  gpu["busy_percent"] = devices;
+  gpu["busy_timeline_percent"] = r.busy_timeline;
+  gpu["streams"] = streams;
+  gpu["tiny_kernels"] = {{"count", r.tiny_kernels}, {"ms", ms(r.tiny_kernel_ns)}};
+  gpu["launch_delay_us"] = {{"launches", r.launches},
+                            {"p50", r.launch_delay_p50_us},
+                            {"p99", r.launch_delay_p99_us},
+                            {"max", r.launch_delay_max_us}};
+}
+
+}  // namespace gpuprobe::analysis

@@ -1,0 +1,70 @@
+// Where the GPU worked and where it waited: busy time per stream and device, each gap before a
+// kernel classified as HTA does (host wait: the CPU had not launched it yet; kernel wait: launch
+// overhead between queued kernels; other), launch delays, tiny kernels, and GPU busy over time.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "analysis/analysis.h"
+#include "analysis/intervals.h"
+
+namespace gpuprobe::analysis {
+
+struct StreamStats {
+  std::uint32_t device = 0, stream = 0;
+  std::int64_t first_ns = 0, last_ns = 0, busy_ns = 0;
+  std::int64_t host_wait_ns = 0, kernel_wait_ns = 0, other_idle_ns = 0;
+  std::uint64_t kernels = 0;
+  std::uint64_t copies = 0;  // copies and sets
+};
+
+struct GpuIdleResult {
+  std::vector<StreamStats> streams;
+  std::map<std::uint32_t, double> device_busy_percent;
+  std::uint64_t tiny_kernels = 0;
+  std::int64_t tiny_kernel_ns = 0;
+  std::uint64_t launches = 0;  // kernels whose launch call is in the trace
+  double launch_delay_p50_us = 0, launch_delay_p99_us = 0, launch_delay_max_us = 0;
+  std::vector<double> busy_timeline;  // share of each of 100 equal slices with GPU work, %
+  double busiest_percent() const {
+    double b = 0;
+    for (const auto& [device, busy] : device_busy_percent) b = b > busy ? b : busy;
+    return b;
+  }
+};
+
+class GpuIdle : public Analysis {
+ public:
+  struct Options {
+    std::int64_t tiny_kernel_ns;         // "tiny": shorter than this
+    std::int64_t consecutive_kernel_ns;  // shorter gaps between queued work are kernel wait
+  };
+  explicit GpuIdle(const Options& options) : options_(options) {}
+
+  void add(const ReportEvent& event) override;
+  void finish(const TraceContext& trace) override;
+  void write_json(const TraceContext& trace, nlohmann::json* report) const override;
+  const GpuIdleResult& result() const { return result_; }
+  // The union of all GPU work (kernels, copies, sets), sorted; valid after finish().
+  const std::vector<Interval>& gpu_work() const { return gpu_work_; }
+
+ private:
+  // GPU work on a stream: kernels, and copies and sets, which occupy the stream as HTA counts.
+  struct Span {
+    std::int64_t start, end;
+    std::uint32_t correlation;
+    bool kernel;
+  };
+  const Options options_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Span>> streams_;
+  std::vector<Interval> gpu_work_;
+  std::unordered_map<std::uint32_t, std::pair<std::int64_t, std::int64_t>>
+      launches_;  // correlation -> (start, end)
+  GpuIdleResult result_;
+};
+
+}  // namespace gpuprobe::analysis

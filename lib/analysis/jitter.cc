@@ -1,0 +1,177 @@
+#include "analysis/jitter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "analysis/compile.h"
+#include "formats/steps.h"
+#include "formats/torch_events.h"
+
+namespace gpuprobe::analysis {
+namespace {
+
+constexpr const char* kCauseNames[] = {"gc pause", "compile", "allocator", "synchronization",
+                                       "large copy"};
+
+bool contains(const char* s, const char* part) { return std::strstr(s, part) != nullptr; }
+
+}  // namespace
+
+void Jitter::add(const ReportEvent& r) {
+  const Event& e = *r.event;
+  const Interval span{r.begin_ns, r.end_ns};
+  switch (e.type) {
+    case EventType::kGpu: {
+      const GpuActivity& a = *e.gpu;
+      if (a.kind == GpuActivityKind::kMemcpy &&
+          a.bytes >= static_cast<std::uint64_t>(options_.large_copy_bytes)) {
+        causes_[kLargeCopy].push_back(span);
+      } else if (a.kind == GpuActivityKind::kSync) {
+        causes_[kSync].push_back(span);
+      } else if (a.kind == GpuActivityKind::kRuntimeApi || a.kind == GpuActivityKind::kDriverApi) {
+        if (contains(a.name, "Synchronize")) causes_[kSync].push_back(span);
+        if (contains(a.name, "Malloc") || contains(a.name, "MemAlloc") ||
+            (contains(a.name, "Free") && !contains(a.name, "FreeHost")))
+          causes_[kAllocator].push_back(span);
+      }
+      break;
+    }
+    case EventType::kCounter:
+      // An allocator retry flushes the cache and synchronizes: a cause, at the moment counted.
+      if (e.site->category != Category::kCompile &&
+          std::strcmp(e.site->name, formats::torch_events::kAllocRetries) == 0)
+        causes_[kAllocator].push_back({r.begin_ns, r.begin_ns + 1});
+      break;
+    case EventType::kRange:
+      if (r.row == nullptr) break;  // not a CPU range
+      if (e.site->category == Category::kGc) causes_[kGc].push_back(span);
+      if (is_frame_compile(*e.site)) causes_[kCompile].push_back(span);
+      break;
+    default:
+      break;
+  }
+}
+
+const NameStats* Jitter::target() const {
+  if (!options_.latency_name.empty()) return names_.range(options_.latency_name);
+  if (const NameStats* steps = names_.range(formats::kStepName)) return steps;
+  for (const NameStats* s : names_.result().ranges) {  // by total time: the heaviest repeated
+    if (s->count >= 20) return s;
+  }
+  return nullptr;
+}
+
+void Jitter::finish(const TraceContext& trace) {
+  JitterResult& r = result_;
+  const NameStats* target = this->target();
+  if (target == nullptr) return;
+  r.latency_name = target->name;
+  r.latency_count = target->count;
+  std::vector<NameStats::Instance> slow = target->slowest;
+  std::sort(slow.begin(), slow.end(),
+            [](const auto& a, const auto& b) { return a.end - a.begin > b.end - b.begin; });
+  // P99 exactly when the slowest kept include its rank (they do up to 100 x keep_slowest
+  // instances), else from the histogram; outliers are strictly slower, so a flat distribution
+  // has none.
+  const std::size_t p99_from_top =
+      target->count -
+      static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(target->count)));
+  std::int64_t threshold = static_cast<std::int64_t>(target->quantile_ns(0.99));
+  if (options_.outlier_threshold_ms > 0) {
+    threshold = static_cast<std::int64_t>(options_.outlier_threshold_ms * 1e6);
+  } else if (p99_from_top < slow.size()) {
+    threshold = slow[p99_from_top].end - slow[p99_from_top].begin;
+  }
+  r.outlier_threshold_ms = static_cast<double>(threshold) * 1e-6;
+  r.latency_p50_ms = target->quantile_ns(0.5) * 1e-6;
+  r.latency_p99_ms = target->quantile_ns(0.99) * 1e-6;
+  // The histogram in about 40 bins: its buckets (32 per doubling) merged evenly.
+  const LogHistogram& h = *target->histogram;
+  int first = -1, last = -1;
+  for (int b = 0; b < LogHistogram::kBuckets; ++b) {
+    if (h.count(b) == 0) continue;
+    if (first < 0) first = b;
+    last = b;
+  }
+  const int per_bin = std::max(1, (last - first + 1 + 39) / 40);
+  for (int b = first; b >= 0 && b <= last; b += per_bin) {
+    std::uint64_t n = 0;
+    for (int k = b; k < b + per_bin && k <= last; ++k) n += h.count(k);
+    r.latency_histogram.emplace_back(
+        std::exp2(static_cast<double>(b + per_bin) / LogHistogram::kPerOctave) * 1e-6, n);
+  }
+  for (auto& c : causes_) merge(c);
+  const std::vector<Interval>& gpu_work = gpu_.gpu_work();
+  // Recorded causes, then the two derived ones. The CPU gap needs children to mean something: a
+  // range with none is all self time. Its cause: uninstrumented code, a lock or GIL wait, or the
+  // thread descheduled.
+  enum { kGpuIdle = kCauses, kCpuGap, kAllCauses };
+  std::vector<CauseOverlap> summary(kAllCauses);
+  for (int c = 0; c < kCauses; ++c) summary[c].cause = kCauseNames[c];
+  summary[kGpuIdle].cause = "GPU idle";
+  summary[kCpuGap].cause = "CPU gap";
+  const bool has_children = target->self_ns < target->total_ns && target->self_histogram;
+  const auto typical_self =
+      has_children ? static_cast<std::int64_t>(target->self_histogram->quantile_ns(0.5)) : 0;
+  const std::vector<ThreadInfo>& threads = trace.stats->threads;
+  for (const auto& inst : slow) {
+    if (inst.end - inst.begin <= threshold) break;
+    Outlier o;
+    o.begin_ns = inst.begin;
+    o.duration_ns = inst.end - inst.begin;
+    o.thread = inst.thread < threads.size() ? threads[inst.thread].name : "";
+    const auto note = [&](int cause, std::int64_t ns, std::uint64_t n) {
+      o.causes.push_back({summary[cause].cause, ns, n});
+      summary[cause].overlap_ns += ns;
+      summary[cause].events += n;
+    };
+    for (int c = 0; c < kCauses; ++c) {
+      const auto [covered, n] = overlap(causes_[c], inst.begin, inst.end);
+      if (n != 0) note(c, covered, n);
+    }
+    if (!gpu_work.empty()) {
+      const std::int64_t idle = o.duration_ns - overlap(gpu_work, inst.begin, inst.end).first;
+      if (idle > 0) note(kGpuIdle, idle, 1);
+    }
+    // Named when it is at least 1 % of the outlier and beyond the median's precision (a
+    // histogram bucket's middle, within 1.1 %).
+    const std::int64_t gap = inst.self_ns - typical_self;
+    if (has_children && gap > typical_self / 40 && gap * 100 >= o.duration_ns)
+      note(kCpuGap, gap, 1);
+    std::sort(o.causes.begin(), o.causes.end(), [](const CauseOverlap& a, const CauseOverlap& b) {
+      return a.overlap_ns > b.overlap_ns;
+    });
+    r.outliers.push_back(std::move(o));
+  }
+  for (const CauseOverlap& c : summary) {
+    if (c.events > 0) r.cause_summary.push_back(c);
+  }
+  std::sort(
+      r.cause_summary.begin(), r.cause_summary.end(),
+      [](const CauseOverlap& a, const CauseOverlap& b) { return a.overlap_ns > b.overlap_ns; });
+}
+
+void Jitter::write_json(const TraceContext& trace, nlohmann::json* report) const {
+  using nlohmann::json;
+  const auto causes = [](const std::vector<CauseOverlap>& cs) {
+    json a = json::array();
+    for (const CauseOverlap& c : cs)
+      a.push_back({{"cause", c.cause}, {"overlap_ms", ms(c.overlap_ns)}, {"events", c.events}});
+    return a;
+  };
+  json outliers = json::array();
+  for (const Outlier& o : result_.outliers) {
+    outliers.push_back({{"start_ms", ms(o.begin_ns - trace.start_ns)},
+                        {"duration_ms", ms(o.duration_ns)},
+                        {"thread", o.thread},
+                        {"causes", causes(o.causes)}});
+  }
+  (*report)["jitter"] = {{"range", result_.latency_name},
+                         {"threshold_ms", result_.outlier_threshold_ms},
+                         {"outliers", outliers},
+                         {"summary", causes(result_.cause_summary)}};
+}
+
+}  // namespace gpuprobe::analysis

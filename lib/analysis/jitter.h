@@ -1,0 +1,70 @@
+// Why the slowest instances of the latency range were slow: each outlier (above P99, or a given
+// threshold) with the recorded causes it overlapped — GC pauses, compiles, allocator calls,
+// synchronizations, large copies — and two derived from the outlier itself: GPU idle (no GPU
+// work within it) and CPU gap (its thread outside any recorded child range for longer than
+// usual).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/analysis.h"
+#include "analysis/gpu_idle.h"
+#include "analysis/intervals.h"
+#include "analysis/names.h"
+
+namespace gpuprobe::analysis {
+
+// A cause of latency an outlier overlapped, and for how long.
+struct CauseOverlap {
+  std::string cause;
+  std::int64_t overlap_ns = 0;
+  std::uint64_t events = 0;
+};
+
+struct Outlier {
+  std::int64_t begin_ns = 0, duration_ns = 0;
+  std::string thread;
+  std::vector<CauseOverlap> causes;  // by overlap, largest first
+};
+
+struct JitterResult {
+  std::string latency_name;  // the range explained; "" when the trace has none to explain
+  std::uint64_t latency_count = 0;
+  double outlier_threshold_ms = 0;
+  std::vector<Outlier> outliers;            // slowest first
+  std::vector<CauseOverlap> cause_summary;  // over all outliers, largest first
+  // The latency range's durations: (bucket's upper edge ms, count), and its P50/P99.
+  std::vector<std::pair<double, std::uint64_t>> latency_histogram;
+  double latency_p50_ms = 0, latency_p99_ms = 0;
+};
+
+class Jitter : public Analysis {
+ public:
+  struct Options {
+    std::string latency_name;       // the range whose outliers are explained; "" = auto
+    double outlier_threshold_ms;    // 0: above P99
+    std::int64_t large_copy_bytes;  // copies worth naming as causes
+  };
+  Jitter(const Options& options, const Names& names, const GpuIdle& gpu)
+      : options_(options), names_(names), gpu_(gpu) {}
+
+  void add(const ReportEvent& event) override;
+  void finish(const TraceContext& trace) override;
+  void write_json(const TraceContext& trace, nlohmann::json* report) const override;
+  const JitterResult& result() const { return result_; }
+
+ private:
+  enum Cause { kGc, kCompile, kAllocator, kSync, kLargeCopy, kCauses };
+  const NameStats* target() const;
+
+  const Options options_;
+  const Names& names_;
+  const GpuIdle& gpu_;
+  std::vector<Interval> causes_[kCauses];
+  JitterResult result_;
+};
+
+}  // namespace gpuprobe::analysis

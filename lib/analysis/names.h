@@ -1,0 +1,69 @@
+// Per-name statistics of CPU ranges and kernels: calls, total, percentiles, self time (time on
+// the range's own thread outside its recorded children) and the GPU time each range launched.
+// The other analyses read its rows.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/analysis.h"
+#include "analysis/intervals.h"
+#include "analysis/name_stats.h"
+
+namespace gpuprobe::analysis {
+
+struct NamesResult {
+  std::vector<const NameStats*> kernels, ranges;  // sorted by total time
+  std::int64_t gpu_kernel_ns = 0;                 // all kernels' time
+};
+
+class Names : public Analysis {
+ public:
+  explicit Names(std::size_t keep_slowest) : keep_slowest_(keep_slowest) {}
+
+  // The row of `e`'s name: a kernel's, or a CPU range's (steps share one, formats::kStepName);
+  // null for other events. Rows stay where they are while the analysis lives.
+  NameStats* row(const Event& e);
+  // A CPU range's row by name, or null.
+  const NameStats* range(const std::string& name) const;
+
+  void add(const ReportEvent& event) override;
+  void finish(const TraceContext& trace) override;
+  void write_json(const TraceContext& trace, nlohmann::json* report) const override;
+  const NamesResult& result() const { return result_; }
+
+ private:
+  using Table = std::unordered_map<std::string, NameStats>;
+  using Cache = std::unordered_map<const void*, NameStats*>;
+  NameStats& stats_for(Table& table, Cache& cache, const char* name);
+
+  // A thread's ranges whose self time is not known yet. Ranges reach the report either children
+  // first (gpuprobe's rings write a range when it ends) or parents first (files sorted by start,
+  // as Kineto's); both orders give exact self times.
+  struct OpenRange {
+    std::int64_t begin, end, child_ns;
+    NameStats* stats;
+    bool linked;  // already counted in a parent's child_ns
+  };
+  struct ThreadNesting {
+    std::vector<OpenRange> stack;  // a chain, each inside the one below it
+    // Finished ranges no parent has claimed: a parent arriving after its children claims them.
+    // Bounded: a parent with more direct children than this, children first, loses the oldest.
+    std::vector<Interval> roots;
+  };
+  static constexpr std::size_t kMaxRoots = 8192;
+  void add_range(std::uint32_t thread, NameStats& stats, std::int64_t begin, std::int64_t end);
+  // Pops the top of `t`'s stack, whose children have all arrived, into its name's statistics.
+  void retire_top(std::uint32_t thread, ThreadNesting& t);
+
+  const std::size_t keep_slowest_;
+  Table kernel_names_, range_names_;
+  // Names from one trace reader are stable pointers: found by pointer before by text.
+  Cache kernel_cache_, range_cache_;
+  std::unordered_map<std::uint32_t, ThreadNesting> nesting_;
+  NamesResult result_;
+};
+
+}  // namespace gpuprobe::analysis

@@ -1,0 +1,93 @@
+// `gpuprobe report`: what a trace says about where time went and why latency jittered. A Sink,
+// so it reads any trace format in one streaming pass, feeding each event to the analyses of this
+// folder (analysis.h) — names and self time, GPU idle, kernel bounds, latency, jitter, compile —
+// and the verdict, a function of their results. Each keeps what it needs in bounded memory
+// (per-name statistics, the slowest instances, the intervals that can explain an outlier, GPU
+// work per stream), so memory grows with what is kept, not with the file.
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/compile.h"
+#include "analysis/gpu_idle.h"
+#include "analysis/jitter.h"
+#include "analysis/kernel_bounds.h"
+#include "analysis/latency.h"
+#include "analysis/names.h"
+#include "gpuprobe/sink.hpp"
+
+namespace gpuprobe::analysis {
+
+struct ReportOptions {
+  std::int64_t tiny_kernel_ns = 10'000;  // "tiny": shorter than this
+  // Gaps shorter than this between queued work are kernel wait (launch overhead). HTA's
+  // consecutive_kernel_delay defaults to 30 and is applied in the trace's time unit, which is
+  // microseconds for Kineto's (and gpuprobe's) JSON: 30 us, so that the two agree.
+  std::int64_t consecutive_kernel_ns = 30'000;
+  std::int64_t large_copy_bytes = 1 << 20;  // copies worth naming as jitter causes
+  std::string latency_name;                 // the range whose outliers are explained; "" = auto
+  double outlier_threshold_ms = 0;          // 0: above P99
+  std::size_t keep_slowest = 64;            // slowest instances kept per range name
+  // Only events that start within [window_begin_ns, window_end_ns) (wall-clock ns), e.g. some
+  // steps' span; the default takes everything.
+  std::int64_t window_begin_ns = INT64_MIN, window_end_ns = INT64_MAX;
+};
+
+// Everything the report shows: each analysis's result, and the trace's own figures.
+struct ReportResult {
+  std::int64_t start_ns = 0, end_ns = 0;
+  std::uint64_t events = 0;
+  std::uint64_t dropped = 0, gpu_dropped = 0;  // lost while recording
+  std::uint64_t names_overflowed = 0;          // names past the recorder's or the reader's caps
+  int rank = -1;                               // the trace's distributed rank, when it says
+  std::vector<DeviceInfo> devices;
+  NamesResult names;
+  GpuIdleResult gpu;
+  KernelBoundsResult bounds;
+  std::vector<LatencyRow> latency;
+  JitterResult jitter;
+  CompileResult compile;
+  std::string verdict;  // what bounds the program, in a sentence
+};
+
+class TraceReport : public Sink {
+ public:
+  explicit TraceReport(ReportOptions options = {});
+  TraceReport(const TraceReport&) = delete;  // its analyses point at each other
+  TraceReport& operator=(const TraceReport&) = delete;
+
+  Status open(const TraceInfo& info) override;
+  // Devices a reader learned only at the end of its input (a Perfetto trace converted from
+  // Chrome JSON states them after its first events).
+  void update_info(const TraceInfo& info) override {
+    if (info_.devices.empty()) info_.devices = info.devices;
+  }
+  Status write(const EventBatch& batch) override;
+  Status close(const Stats& stats, const TimeBase& time) override;
+
+  // Valid after close(), while this report lives: its name rows point into the report.
+  const ReportResult& result() const { return result_; }
+  // The report as JSON (docs/report.md), every analysis writing its own section.
+  std::string json() const;
+
+ private:
+  const ReportOptions options_;
+  TraceInfo info_;
+  Stats stats_;
+  TraceContext context_;
+  Names names_;
+  GpuIdle gpu_;
+  KernelBounds bounds_;
+  Latency latency_;
+  Jitter jitter_;
+  Compile compile_;
+  Analysis* const analyses_[6] = {&names_, &gpu_, &bounds_, &latency_, &jitter_, &compile_};
+  std::uint64_t events_ = 0;
+  std::int64_t first_ns_ = INT64_MAX, last_ns_ = INT64_MIN;
+  ReportResult result_;
+};
+
+}  // namespace gpuprobe::analysis

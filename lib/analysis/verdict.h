@@ -1,0 +1,16 @@
+// What bounds the program, in a sentence: a pure function of the other analyses' results.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "analysis/gpu_idle.h"
+#include "analysis/kernel_bounds.h"
+
+namespace gpuprobe::analysis {
+
+// `gpu_kernel_ns`: all kernels' time; `tiny_kernel_ns`: the threshold GpuIdle counted under.
+std::string verdict(const GpuIdleResult& gpu, const KernelBoundsResult& bounds,
+                    std::int64_t gpu_kernel_ns, std::int64_t tiny_kernel_ns);
+
+}  // namespace gpuprobe::analysis

@@ -1,0 +1,91 @@
+// torch.compile's accounting: compiles, the marks gpuprobe.torch writes, counters, and the
+// compiled runs that give the amortised cost, the compiled share and Amdahl's bound.
+#include "analysis/compile.h"
+
+#include "analysis/report_trace.h"
+#include "formats/torch_events.h"
+
+namespace gpuprobe::test {
+namespace {
+
+TEST_CASE("compiled runs give m, T_execute, B, the compiled share and Amdahl's bound") {
+  Trace t;
+  // A 100 ms compile, then 10 steps of 10 ms, each running a 4 ms compiled graph inside a 5 ms
+  // Dynamo frame; compare() measured S = 2.
+  t.range(kCompile, 0, 100 * kMs);
+  for (int i = 0; i < 10; ++i) {
+    const std::int64_t at = (100 + 10 * i) * kMs;
+    t.range(kStep, at, at + 10 * kMs);
+    t.range(kFrameRun, at + kMs, at + 6 * kMs);
+    t.range(kGraphRun, at + 2 * kMs, at + 6 * kMs);
+  }
+  t.events.push_back(Event{EventType::kCounter, 0, &kSpeedup, 200 * kMs, 200 * kMs, 2.0});
+  const analysis::CompileResult& c = t.run().compile;
+  CHECK(c.compiles == 1);
+  CHECK(c.compile_ns == 100 * kMs);
+  CHECK(c.steps == 10);
+  CHECK(c.runs == 10);  // the graph runs, not the frames that hold them
+  CHECK(c.run_ns == 40 * kMs);
+  CHECK(c.base_ns == 100 * kMs);
+  CHECK(c.speedup == 2);
+  CHECK(c.amortised_ms == Approx(10));
+  CHECK(c.share == Approx(0.4));
+  CHECK(c.amdahl_bound == Approx(1 / 0.6));
+  CHECK(c.program_speedup == Approx(0.6 + 0.4 * 2));
+  CHECK(c.break_even_runs == Approx(100.0 / (4 * (2 - 1))));
+}
+
+TEST_CASE("marks: recompiles with reasons, the limit warning apart, fallbacks, graph breaks") {
+  namespace te = formats::torch_events;
+  static const std::string recompile = std::string(te::kRecompile) + "0/1: size mismatch";
+  static const std::string limit = std::string(te::kRecompileLimitHit) + "torch._dynamo hit limit";
+  static const std::string fallback = std::string(te::kEagerFallback) + "1/0: f.py:3: boom";
+  static const std::string graph_break = std::string(te::kGraphBreak) + "print()";
+  static const CallSite sites[] = {{recompile.c_str(), "", "", 0, 0, Category::kCompile},
+                                   {limit.c_str(), "", "", 0, 0, Category::kCompile},
+                                   {fallback.c_str(), "", "", 0, 0, Category::kCompile},
+                                   {graph_break.c_str(), "", "", 0, 0, Category::kCompile},
+                                   {graph_break.c_str(), "", "", 0, 0, Category::kCompile}};
+  static constexpr CallSite kHits{te::kCacheHits, "", "", 0, 0, Category::kCompile};
+  Trace t;
+  std::uint64_t at = 0;
+  for (const CallSite& site : sites) {
+    t.events.push_back(Event{EventType::kInstant, 0, &site, at, at, 0.0});
+    at += 10;
+  }
+  t.events.push_back(Event{EventType::kCounter, 0, &kHits, at, at, 3.0});
+  t.events.push_back(Event{EventType::kCounter, 0, &kHits, at + 1, at + 1, 7.0});
+  const analysis::CompileResult& c = t.run().compile;
+  REQUIRE(c.recompiles.size() == 1);  // the limit warning shares the prefix and is not one
+  CHECK(c.recompiles[0] == "0/1: size mismatch");
+  REQUIRE(c.limit_hits.size() == 1);
+  REQUIRE(c.fallbacks.size() == 1);
+  CHECK(c.fallbacks[0] == "1/0: f.py:3: boom");
+  REQUIRE(c.graph_breaks.size() == 1);
+  CHECK(c.graph_breaks.at("print()") == 2);
+  CHECK(c.cache_hits == 7);     // totals: the last value
+  CHECK(c.cache_misses == -1);  // absent
+  CHECK(c.runs == 0);
+  CHECK(c.amortised_ms == -1);
+}
+
+TEST_CASE("torch.profiler's Dynamo spans count as compiles; its compile ids name recompiles") {
+  static constexpr CallSite kFrameCompile{"entire_frame_compile", "", "", 0, 0, Category::kApp};
+  static constexpr CallSite kFirst{
+      "entire_frame_compile_data: fn_name=f, compile_id=0/0", "", "", 0, 0, Category::kApp};
+  static constexpr CallSite kSecond{
+      "entire_frame_compile_data: fn_name=f, compile_id=0/1", "", "", 0, 0, Category::kApp};
+  Trace t;
+  t.range(kFrameCompile, 0, 5 * kMs);
+  t.range(kFirst, 0, kMs);
+  t.range(kFrameCompile, 10 * kMs, 12 * kMs);
+  t.range(kSecond, 10 * kMs, 11 * kMs);
+  const analysis::CompileResult& c = t.run().compile;
+  CHECK(c.compiles == 2);
+  CHECK(c.compile_ns == 7 * kMs);
+  REQUIRE(c.recompiles.size() == 1);
+  CHECK(c.recompiles[0].rfind("0/1: ", 0) == 0);
+}
+
+}  // namespace
+}  // namespace gpuprobe::test

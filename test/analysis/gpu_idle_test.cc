@@ -1,0 +1,85 @@
+// GPU idle: busy time, and each gap before a kernel classified as host wait, kernel wait or other.
+#include "analysis/gpu_idle.h"
+
+#include "analysis/report_trace.h"
+
+namespace gpuprobe::test {
+namespace {
+
+TEST_CASE("a stream whose kernels wait on late launches is host-bound") {
+  Trace t;
+  // Stream 1: 100 kernels of 5 us, each launched 10 us after the previous one ended (the host
+  // is late): every gap is host wait. Stream 2: kernels queued ahead (launches long before),
+  // 20 ns gaps (kernel wait: under 30 us) and one 50 us gap (other). Launch calls last 2 us.
+  std::uint32_t correlation = 1;
+  std::int64_t at = 0;
+  for (int i = 0; i < 100; ++i) {
+    const std::int64_t launch = at;
+    GpuActivity& call =
+        t.activity(GpuActivityKind::kRuntimeApi, "cudaLaunchKernel", launch, launch + 2 * kUs);
+    call.correlation = correlation;
+    call.os_tid = 1;
+    GpuActivity& k =
+        t.activity(GpuActivityKind::kKernel, "small_kernel", launch + 3 * kUs, launch + 8 * kUs);
+    k.stream = 1;
+    k.correlation = correlation++;
+    at = launch + 8 * kUs + 10 * kUs;
+  }
+  std::int64_t s2 = 0;
+  for (int i = 0; i < 10; ++i) {
+    GpuActivity& call =
+        t.activity(GpuActivityKind::kRuntimeApi, "cudaLaunchKernel", i * 100, i * 100 + 50);
+    call.correlation = correlation;
+    const std::int64_t gap = i == 5 ? 50 * kUs : 20;
+    s2 += i == 0 ? 10 * kUs : gap;
+    GpuActivity& k = t.activity(GpuActivityKind::kKernel, "big_kernel", s2, s2 + 100 * kUs);
+    k.stream = 2;
+    k.correlation = correlation++;
+    s2 += 100 * kUs;
+  }
+  const analysis::ReportResult& report = t.run();
+  const analysis::GpuIdleResult& r = report.gpu;
+  REQUIRE(r.streams.size() == 2);
+  const analysis::StreamStats& one = r.streams[0];
+  CHECK(one.stream == 1);
+  CHECK(one.kernels == 100);
+  CHECK(one.busy_ns == 100 * 5 * kUs);
+  CHECK(one.host_wait_ns == 99 * 13 * kUs);  // launch 10 us after the end, kernel 3 us later
+  CHECK(one.kernel_wait_ns == 0);
+  CHECK(one.other_idle_ns == 0);
+  const analysis::StreamStats& two = r.streams[1];
+  CHECK(two.host_wait_ns == 0);
+  CHECK(two.kernel_wait_ns == 8 * 20);
+  CHECK(two.other_idle_ns == 50 * kUs);
+  CHECK(r.tiny_kernels == 100);
+  CHECK(r.tiny_kernel_ns == 100 * 5 * kUs);
+  CHECK(r.launches == 110);
+  CHECK(r.launch_delay_p50_us == Approx(1.0).epsilon(0.02));  // 3 us after a 2 us call
+  // Device 0 works whenever either stream does; the timeline says so slice by slice.
+  const double span = static_cast<double>(report.end_ns - report.start_ns);
+  const double busy_ns = 10 * 100 * kUs + 100 * 5 * kUs;  // the streams overlap only at the start
+  CHECK(r.device_busy_percent.at(0) <= 100.0 * busy_ns / span + 1e-9);
+  CHECK(r.device_busy_percent.at(0) > 0);
+  REQUIRE(r.busy_timeline.size() == 100);
+  for (double slice : r.busy_timeline) CHECK(slice <= 100.0 + 1e-9);
+}
+
+TEST_CASE("copies and sets occupy a stream; a trace with no GPU work has no streams") {
+  Trace t;
+  t.range(kRequest, 0, kMs);
+  CHECK(t.run().gpu.streams.empty());
+  Trace u;
+  GpuActivity& copy = u.activity(GpuActivityKind::kMemcpy, "Memcpy HtoD", 0, 10 * kUs);
+  copy.stream = 3;
+  GpuActivity& set = u.activity(GpuActivityKind::kMemset, "Memset", 20 * kUs, 30 * kUs);
+  set.stream = 3;
+  const analysis::GpuIdleResult& r = u.run().gpu;
+  REQUIRE(r.streams.size() == 1);
+  CHECK(r.streams[0].copies == 2);
+  CHECK(r.streams[0].kernels == 0);
+  CHECK(r.streams[0].busy_ns == 20 * kUs);
+  CHECK(r.device_busy_percent.at(0) == Approx(100.0 * 20 / 30));
+}
+
+}  // namespace
+}  // namespace gpuprobe::test

@@ -1,0 +1,133 @@
+// The jitter analysis on traces whose outliers and causes are known exactly.
+#include "analysis/jitter.h"
+
+#include <map>
+#include <string>
+
+#include "analysis/report_trace.h"
+
+namespace gpuprobe::test {
+namespace {
+
+TEST_CASE("three GC pauses inside the three slowest of 1000 requests: GC is named for each") {
+  Trace t;
+  std::int64_t at = 0;
+  for (int i = 0; i < 1000; ++i) {
+    // 997 requests of 10 ms; requests 100, 500 and 900 take 40, 50 and 60 ms, and each holds a
+    // 30 ms GC pause (so two of them also spent 10 and 20 ms more than usual outside any child
+    // range: a CPU gap). Another GC pause and a compile fall between requests.
+    const bool slow = i == 100 || i == 500 || i == 900;
+    const std::int64_t length = slow ? (i == 100 ? 40 : i == 500 ? 50 : 60) * kMs : 10 * kMs;
+    t.range(kRequest, at, at + length);
+    if (slow) t.range(kGcPause, at + 5 * kMs, at + 35 * kMs);
+    if (i == 300) t.range(kGcPause, at + length + kMs, at + length + 2 * kMs);
+    if (i == 700) t.range(kCompile, at + length + kMs, at + length + 3 * kMs);
+    at += length + 5 * kMs;
+  }
+  const analysis::JitterResult& r = t.run().jitter;
+  CHECK(r.latency_name == "request");
+  REQUIRE(r.outliers.size() == 3);
+  const double expected_ms[] = {60, 50, 40};
+  for (int i = 0; i < 3; ++i) {
+    const analysis::Outlier& o = r.outliers[i];
+    CHECK(o.duration_ns == static_cast<std::int64_t>(expected_ms[i] * kMs));
+    CHECK(o.thread == "server");
+    REQUIRE(!o.causes.empty());
+    CHECK(o.causes[0].cause == "gc pause");
+    CHECK(o.causes[0].overlap_ns == 30 * kMs);
+    // No GPU work in this trace and nothing else overlaps; the self time beyond the median
+    // 10 ms is the CPU gap.
+    REQUIRE(o.causes.size() == (i < 2 ? 2u : 1u));
+    if (i < 2) {
+      CHECK(o.causes[1].cause == "CPU gap");
+      CHECK(static_cast<double>(o.causes[1].overlap_ns) ==
+            Approx(static_cast<double>((20 - 10 * i) * kMs)).epsilon(0.02));
+    }
+  }
+  REQUIRE(r.cause_summary.size() == 2);
+  CHECK(r.cause_summary[0].cause == "gc pause");
+  CHECK(r.cause_summary[0].overlap_ns == 90 * kMs);
+  CHECK(r.cause_summary[0].events == 3);
+  CHECK(r.cause_summary[1].cause == "CPU gap");
+  CHECK(r.cause_summary[1].events == 2);
+  CHECK(r.latency_count == 1000);
+  CHECK(r.latency_p50_ms == Approx(10).epsilon(0.02));
+  std::uint64_t in_histogram = 0;
+  for (const auto& [edge, n] : r.latency_histogram) in_histogram += n;
+  CHECK(in_histogram == 1000);
+}
+
+TEST_CASE("idle GPU within a slow range explains it") {
+  Trace t;
+  std::int64_t at = 0;
+  for (int i = 0; i < 50; ++i) {
+    const std::int64_t length = i == 25 ? 20 * kMs : 2 * kMs;
+    t.range(kForward, at, at + length);
+    // One 1 ms kernel per forward, launched from it; in the slow one the GPU then sits idle.
+    GpuActivity& k = t.activity(GpuActivityKind::kKernel, "gemm", at + 100 * kUs, at + 1100 * kUs);
+    k.range = &kForward;
+    k.stream = 7;
+    at += length + kMs;
+  }
+  analysis::ReportOptions options;
+  options.outlier_threshold_ms = 5;  // of 50 forwards, the P99 is the slowest itself
+  const analysis::JitterResult& r = t.run(options).jitter;
+  CHECK(r.latency_name == "forward");
+  CHECK(r.outlier_threshold_ms == 5);
+  REQUIRE(r.outliers.size() == 1);
+  REQUIRE(r.outliers[0].causes.size() == 1);
+  CHECK(r.outliers[0].causes[0].cause == "GPU idle");
+  CHECK(r.outliers[0].causes[0].overlap_ns == 19 * kMs);
+}
+
+TEST_CASE("time a slow request spent outside its child ranges is named a CPU gap") {
+  for (const bool children_first : {false, true}) {
+    CAPTURE(children_first);
+    Trace t;
+    requests_with_gaps(t, children_first);
+    const analysis::JitterResult& r = t.run().jitter;
+    CHECK(r.latency_name == "request");
+    REQUIRE(r.outliers.size() == 3);
+    for (const analysis::Outlier& o : r.outliers) {
+      CHECK(o.duration_ns == 35 * kMs);
+      REQUIRE(o.causes.size() == 1);
+      CHECK(o.causes[0].cause == "CPU gap");
+      CHECK(static_cast<double>(o.causes[0].overlap_ns) == Approx(25.0 * kMs).epsilon(0.02));
+    }
+  }
+}
+
+TEST_CASE("allocator calls, synchronizations and large copies are causes; small copies are not") {
+  Trace t;
+  std::int64_t at = 0;
+  for (int i = 0; i < 200; ++i) {
+    const bool slow = i == 50;
+    const std::int64_t length = slow ? 30 * kMs : 5 * kMs;
+    t.range(kRequest, at, at + length);
+    if (slow) {
+      t.activity(GpuActivityKind::kRuntimeApi, "cudaMalloc", at + kMs, at + 3 * kMs);
+      t.activity(GpuActivityKind::kRuntimeApi, "cudaFreeHost", at + 3 * kMs, at + 4 * kMs);
+      t.activity(GpuActivityKind::kRuntimeApi, "cudaDeviceSynchronize", at + 5 * kMs, at + 9 * kMs);
+      GpuActivity& big =
+          t.activity(GpuActivityKind::kMemcpy, "Memcpy DtoH", at + 10 * kMs, at + 18 * kMs);
+      big.bytes = 64 << 20;
+      GpuActivity& small =
+          t.activity(GpuActivityKind::kMemcpy, "Memcpy DtoH", at + 20 * kMs, at + 21 * kMs);
+      small.bytes = 4096;
+    }
+    at += length + kMs;
+  }
+  analysis::ReportOptions options;
+  options.outlier_threshold_ms = 10;
+  const analysis::JitterResult& r = t.run(options).jitter;
+  REQUIRE(r.outliers.size() == 1);
+  std::map<std::string, std::int64_t> causes;
+  for (const analysis::CauseOverlap& c : r.outliers[0].causes) causes[c.cause] = c.overlap_ns;
+  CHECK(causes.at("allocator") == 2 * kMs);  // cudaMalloc; cudaFreeHost frees host memory
+  CHECK(causes.at("synchronization") == 4 * kMs);
+  CHECK(causes.at("large copy") == 8 * kMs);
+  CHECK(causes.at("GPU idle") == 30 * kMs - 9 * kMs);  // GPU work: the two copies
+}
+
+}  // namespace
+}  // namespace gpuprobe::test

@@ -1,0 +1,62 @@
+// Ranks side by side: the straggler is the rank whose step, or whose work outside collectives,
+// exceeds the others' median by the ratio.
+#include "analysis/ranks.h"
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/report_trace.h"
+
+namespace gpuprobe::test {
+namespace {
+
+constexpr CallSite kAllReduce{"nccl:all_reduce", "", "", 0, 0, Category::kApp};
+
+// `steps` steps of 10 ms, each `work_ms` of work then an all-reduce that waits for the rest.
+void rank_trace(Trace& t, int steps, double work_ms) {
+  for (int i = 0; i < steps; ++i) {
+    const std::int64_t at = i * 10 * kMs;
+    const auto work = static_cast<std::int64_t>(work_ms * kMs);
+    t.range(kStep, at, at + 10 * kMs);
+    t.range(kAllReduce, at + work, at + 10 * kMs);
+  }
+}
+
+TEST_CASE("the rank that works longest while the others wait in collectives is the straggler") {
+  Trace a, b, c;
+  rank_trace(a, 5, 4);
+  rank_trace(b, 5, 9);  // the others wait 6 ms in every all-reduce for this one
+  rank_trace(c, 5, 4.2);
+  TraceInfo info_a, info_b, info_c;
+  info_a.rank = 0;
+  info_b.rank = 1;
+  info_c.rank = 2;
+  const std::vector<analysis::RankInput> ranks = {{"a.json", &a.run({}, info_a)},
+                                                  {"b.json", &b.run({}, info_b)},
+                                                  {"c.json", &c.run({}, info_c)}};
+  const std::vector<analysis::RankRow> rows = analysis::rank_rows(ranks, 1.1);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].rank == 0);
+  CHECK(rows[0].steps == 5);
+  CHECK(rows[0].step_ms == Approx(10));
+  CHECK(rows[0].collective_ms == Approx(6));
+  CHECK(rows[0].work_ms == Approx(4));
+  CHECK_FALSE(rows[0].straggler);
+  CHECK(rows[1].straggler);
+  CHECK(rows[1].work_ms == Approx(9));
+  CHECK(rows[1].why.find("outside collectives") != std::string::npos);
+  CHECK_FALSE(rows[2].straggler);
+  const nlohmann::json j = nlohmann::json::parse(analysis::ranks_json(rows));
+  CHECK(j["schema"] == "gpuprobe.ranks/1");
+  CHECK(j["ranks"][1]["straggler"] == true);
+}
+
+TEST_CASE("one rank has nobody to be compared with") {
+  Trace a;
+  rank_trace(a, 3, 5);
+  const std::vector<analysis::RankRow> rows = analysis::rank_rows({{"a.json", &a.run()}}, 1.1);
+  REQUIRE(rows.size() == 1);
+  CHECK_FALSE(rows[0].straggler);
+}
+
+}  // namespace
+}  // namespace gpuprobe::test

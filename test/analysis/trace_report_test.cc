@@ -1,0 +1,65 @@
+// The Sink that feeds the analyses: the window it applies, the trace's own figures, and the JSON
+// that every analysis writes a section of.
+#include "analysis/trace_report.h"
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/report_trace.h"
+
+namespace gpuprobe::test {
+namespace {
+
+// CUPTI counts a record it could not store for want of a buffer among its dropped records; the
+// refused requests say why. Adding the two counted every such loss twice.
+TEST_CASE("GPU records lost are CUPTI's dropped count, never plus the refused buffer requests") {
+  Trace t;
+  t.range(kRequest, 0, kMs);
+  Stats stats;
+  stats.dropped = 4;
+  stats.gpu.dropped = 330;
+  stats.gpu.buffers_exhausted = 330;
+  const analysis::ReportResult& r = t.run({}, {}, stats);
+  CHECK(r.gpu_dropped == 330);
+  CHECK(r.dropped == 4);
+}
+
+TEST_CASE("only events starting inside the window are reported") {
+  Trace t;
+  for (int i = 0; i < 10; ++i) t.range(kRequest, i * 10 * kMs, i * 10 * kMs + 5 * kMs);
+  analysis::ReportOptions options;
+  options.window_begin_ns = 20 * kMs;
+  options.window_end_ns = 50 * kMs;
+  const analysis::ReportResult& r = t.run(options);
+  CHECK(r.events == 3);
+  CHECK(r.start_ns == 20 * kMs);
+  CHECK(r.end_ns == 45 * kMs);
+  REQUIRE(r.names.ranges.size() == 1);
+  CHECK(r.names.ranges[0]->count == 3);
+}
+
+TEST_CASE("the JSON has the trace's figures and every analysis's section") {
+  Trace t;
+  for (int i = 0; i < 30; ++i) t.range(kRequest, i * 2 * kMs, i * 2 * kMs + kMs);
+  GpuActivity& k = t.activity(GpuActivityKind::kKernel, "gemm", 0, kMs);
+  k.stream = 7;
+  TraceInfo info;
+  info.rank = 3;
+  t.run({}, info);
+  CHECK(t.report->result().rank == 3);
+  const nlohmann::json j = nlohmann::json::parse(t.report->json());
+  CHECK(j["schema"] == "gpuprobe.report/1");
+  CHECK(j["events"] == 31);
+  CHECK(j["duration_ms"] == Approx(59));
+  for (const char* key : {"dropped", "verdict", "kernels", "ranges", "gpu", "latency", "roofline",
+                          "copies", "compile", "jitter"})
+    CHECK(j.contains(key));
+  for (const char* key : {"busy_percent", "busy_timeline_percent", "streams", "kernel_ms",
+                          "kernel_class_ms", "tiny_kernels", "launch_delay_us"})
+    CHECK(j["gpu"].contains(key));
+  CHECK(j["kernels"][0]["class"] == "compute");
+  CHECK(j["ranges"][0]["calls"] == 30);
+  CHECK(j["jitter"]["range"] == "request");
+}
+
+}  // namespace
+}  // namespace gpuprobe::test
