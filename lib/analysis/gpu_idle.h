@@ -5,9 +5,10 @@
 
 #include <cstdint>
 #include <map>
-#include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "analysis/analysis.h"
 #include "analysis/intervals.h"
@@ -62,7 +63,7 @@ class GpuIdle : public Analysis {
   const Options options_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Span>> streams_;
   std::vector<Interval> gpu_work_;
-  std::unordered_map<std::uint32_t, std::pair<std::int64_t, std::int64_t>>
+  absl::flat_hash_map<std::uint32_t, std::pair<std::int64_t, std::int64_t>>
       launches_;  // correlation -> (start, end)
   GpuIdleResult result_;
 };

@@ -3,8 +3,9 @@
 #include <cstring>
 #include <map>
 #include <string>
-#include <unordered_map>
 #include <vector>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "formats/device_properties.h"
 #include "formats/gpu_args.h"
@@ -59,9 +60,9 @@ struct Track {
 struct Sequence {
   std::uint32_t default_clock = 0;
   std::uint64_t default_track = 0;
-  std::unordered_map<std::uint64_t, const char*> names;  // texts kept by the TraceBuilder
-  std::unordered_map<std::uint64_t, CategoryInfo> categories;
-  std::unordered_map<std::uint64_t, std::string> annotation_names;
+  absl::flat_hash_map<std::uint64_t, const char*> names;  // texts kept by the TraceBuilder
+  absl::flat_hash_map<std::uint64_t, CategoryInfo> categories;
+  absl::flat_hash_map<std::uint64_t, std::string> annotation_names;
   std::map<std::uint32_t, std::pair<std::int64_t, std::int64_t>> clocks;  // id -> (value, realtime)
 };
 
@@ -583,10 +584,10 @@ class PerfettoReader {
   const ProgressFn& progress_;
   TraceInfo info_;
   Stats stats_;
-  std::unordered_map<std::uint32_t, Sequence> sequences_;
+  absl::flat_hash_map<std::uint32_t, Sequence> sequences_;
   std::map<std::uint32_t, std::pair<std::int64_t, std::int64_t>> global_clocks_;
-  std::unordered_map<std::uint64_t, Track> tracks_;
-  std::unordered_map<std::uint64_t, std::vector<OpenSlice>> open_;
+  absl::flat_hash_map<std::uint64_t, Track> tracks_;
+  absl::flat_hash_map<std::uint64_t, std::vector<OpenSlice>> open_;
   std::uint64_t packets_ = 0;
 };
 
