@@ -1,7 +1,6 @@
 #include "readers/perfetto_trace_reader.h"
 
 #include <cstring>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -12,6 +11,7 @@
 #include "formats/kineto.h"
 #include "formats/perfetto_fields.h"
 #include "formats/steps.h"
+#include "readers/perfetto_messages.h"
 #include "readers/proto_view.h"
 #include "readers/trace_builder.h"
 
@@ -22,6 +22,7 @@ namespace {
 constexpr std::string_view kStatsName = "gpuprobe stats";
 
 using namespace formats::perfetto;  // field numbers
+using namespace perfetto;           // the messages' decoders
 constexpr std::size_t kMaxPacket = 64 << 20;
 constexpr std::size_t kMaxDepth = 1024;
 constexpr std::size_t kMaxDevices = 1024;  // per trace: more is a hostile file
@@ -43,27 +44,13 @@ CategoryInfo resolve_category(TraceBuilder& builder, std::string_view name) {
   return info;
 }
 
-struct Annotation {
-  std::string name;
-  bool is_string = false;
-  double number = 0;
-  std::string text;
-};
-
-struct Track {
-  std::string name;
-  std::uint64_t parent = 0;
-  bool thread = false, process = false, counter = false;
-  std::int64_t pid = 0, tid = 0;
-};
-
 struct Sequence {
   std::uint32_t default_clock = 0;
   std::uint64_t default_track = 0;
   absl::flat_hash_map<std::uint64_t, const char*> names;  // texts kept by the TraceBuilder
   absl::flat_hash_map<std::uint64_t, CategoryInfo> categories;
   absl::flat_hash_map<std::uint64_t, std::string> annotation_names;
-  std::map<std::uint32_t, std::pair<std::int64_t, std::int64_t>> clocks;  // id -> (value, realtime)
+  ClockPairs clocks;
 };
 
 struct OpenSlice {
@@ -169,36 +156,17 @@ class PerfettoReader {
     return ts;  // no snapshot relates this clock to wall time: taken as it is
   }
 
-  void read_clock_snapshot(std::string_view bytes,
-                           std::map<std::uint32_t, std::pair<std::int64_t, std::int64_t>>* out) {
-    std::map<std::uint32_t, std::int64_t> values;
-    ProtoView snap(bytes);
-    while (snap.next()) {
-      if (snap.field() != 1) continue;
-      ProtoView clock(snap.bytes());
-      std::uint32_t id = 0;
-      std::int64_t value = 0;
-      while (clock.next()) {
-        if (clock.field() == 1) id = static_cast<std::uint32_t>(clock.u64());
-        if (clock.field() == 2) value = clock.i64();
-      }
-      values[id] = value;
-    }
-    const auto real = values.find(kClockRealtime);
-    if (real == values.end()) return;
-    for (const auto& [id, value] : values) (*out)[id] = {value, real->second};
-  }
-
   void read_interned(Sequence& seq, std::string_view bytes) {
     ProtoView in(bytes);
     while (in.next()) {
-      if (in.field() < 1 || in.field() > 3) continue;
+      if (in.field() < interned::kEventCategories || in.field() > interned::kDebugAnnotationNames)
+        continue;
       ProtoView entry(in.bytes());
       std::uint64_t iid = 0;
       std::string_view name;
       while (entry.next()) {
-        if (entry.field() == 1) iid = entry.u64();
-        if (entry.field() == 2) name = entry.bytes();
+        if (entry.field() == interned::kIid) iid = entry.u64();
+        if (entry.field() == interned::kEntryName) name = entry.bytes();
       }
       // Interned entries per sequence are bounded like names: past the cap new ones are ignored
       // (their events fall back to the unnamed case), counted.
@@ -209,10 +177,10 @@ class PerfettoReader {
         continue;
       }
       switch (in.field()) {
-        case 1:
+        case interned::kEventCategories:
           seq.categories[iid] = resolve_category(builder_, name);
           break;
-        case 2:
+        case interned::kEventNames:
           seq.names[iid] = builder_.text(name);
           break;
         default:
@@ -223,40 +191,8 @@ class PerfettoReader {
   }
 
   void read_descriptor(std::string_view bytes) {
-    ProtoView d(bytes);
-    std::uint64_t uuid = 0;
-    Track t;
-    while (d.next()) {
-      switch (d.field()) {
-        case 1:
-          uuid = d.u64();
-          break;
-        case 2:
-          t.name = std::string(d.bytes());
-          break;
-        case 5:
-          t.parent = d.u64();
-          break;
-        case 8:
-          t.counter = true;
-          break;
-        case 3:
-        case 4: {
-          const bool thread = d.field() == 4;
-          (thread ? t.thread : t.process) = true;
-          ProtoView p(d.bytes());
-          while (p.next()) {
-            if (p.field() == 1) t.pid = p.i64();
-            if (thread && p.field() == 2) t.tid = p.i64();
-            if ((thread && p.field() == 5) || (!thread && p.field() == 6))
-              t.name = std::string(p.bytes());
-          }
-          break;
-        }
-        default:
-          break;
-      }
-    }
+    std::uint64_t uuid;
+    Track t = decode_track_descriptor(bytes, &uuid);
     if (t.process && info_.pid == 0) {
       info_.pid = t.pid;
       info_.process_name = t.name;
@@ -311,21 +247,10 @@ class PerfettoReader {
     }
     if (!p.ok()) return error_at(at, "a well-formed TracePacket");
     Sequence& seq = sequences_[seq_id];
-    if ((flags & 1) != 0) seq = Sequence();  // SEQ_INCREMENTAL_STATE_CLEARED
+    if ((flags & kSeqIncrementalStateCleared) != 0) seq = Sequence();
     if (!snapshot.empty())
-      read_clock_snapshot(snapshot, seq_id == 0 ? &global_clocks_ : &seq.clocks);
-    if (!defaults.empty()) {
-      ProtoView d(defaults);
-      while (d.next()) {
-        if (d.field() == 58) seq.default_clock = static_cast<std::uint32_t>(d.u64());
-        if (d.field() == 11) {
-          ProtoView t(d.bytes());
-          while (t.next()) {
-            if (t.field() == 11) seq.default_track = t.u64();
-          }
-        }
-      }
-    }
+      decode_clock_snapshot(snapshot, seq_id == 0 ? &global_clocks_ : &seq.clocks);
+    if (!defaults.empty()) decode_defaults(defaults, &seq.default_clock, &seq.default_track);
     if (!interned.empty()) read_interned(seq, interned);
     if (!descriptor.empty()) read_descriptor(descriptor);
     if (track_event.empty()) return {};
@@ -397,7 +322,7 @@ class PerfettoReader {
           counter = e.f64();
           break;
         case event::kDebugAnnotations:
-          annotations.push_back(read_annotation(seq, e.bytes()));
+          annotations.push_back(decode_annotation(e.bytes(), seq.annotation_names));
           break;
         default:
           break;
@@ -425,11 +350,15 @@ class PerfettoReader {
       }
       case event::kInstant:
         if (std::strcmp(name, kStatsName.data()) == 0) {
-          read_stats(annotations);
+          apply_stats(annotations, &info_, &stats_);
           return {};
         }
         if (std::strcmp(name, formats::kDeviceEventName) == 0) {
-          read_device(annotations);
+          if (info_.devices.size() >= kMaxDevices) {
+            builder_.note_capped();
+          } else {
+            info_.devices.push_back(decode_device(annotations));
+          }
           return {};
         }
         return builder_.instant(thread_of(track), builder_.site(name, category.category), wall);
@@ -440,76 +369,6 @@ class PerfettoReader {
       }
       default:
         return {};
-    }
-  }
-
-  Annotation read_annotation(const Sequence& seq, std::string_view bytes) {
-    Annotation a;
-    ProtoView d(bytes);
-    while (d.next()) {
-      switch (d.field()) {
-        case 1: {
-          const auto it = seq.annotation_names.find(d.u64());
-          if (it != seq.annotation_names.end()) a.name = it->second;
-          break;
-        }
-        case 10:
-          a.name = std::string(d.bytes());
-          break;
-        case 2:
-        case 3:
-          a.number = static_cast<double>(d.u64());
-          break;
-        case 4:
-          a.number = static_cast<double>(d.i64());
-          break;
-        case 5:
-          a.number = d.f64();
-          break;
-        case 6:
-          a.is_string = true;
-          a.text = std::string(d.bytes());
-          break;
-        default:
-          break;
-      }
-    }
-    return a;
-  }
-
-  // A "gpuprobe device" instant: one device's properties (formats/device_properties.h).
-  void read_device(const std::vector<Annotation>& annotations) {
-    if (info_.devices.size() >= kMaxDevices) return builder_.note_capped();
-    DeviceInfo d;
-    for (const Annotation& a : annotations) {
-      if (a.is_string) {
-        if (a.name == "name") d.name = a.text;
-      } else if (const formats::DeviceProperty* p = formats::find_device_property(a.name.c_str())) {
-        p->set(d, saturate<std::int64_t>(a.number));
-      }
-    }
-    info_.devices.push_back(std::move(d));
-  }
-
-  void read_stats(const std::vector<Annotation>& annotations) {
-    for (const Annotation& a : annotations) {
-      const auto u = saturate<std::uint64_t>(a.number);
-      if (a.name == "events_dropped") stats_.dropped = u;
-      if (a.name == "events_dropped_no_ring") stats_.dropped_no_ring = u;
-      if (a.name == "ring_capacity") stats_.ring_capacity = u;
-      if (a.name == "names_overflowed") stats_.names_overflowed = u;
-      if (a.name == "clock") info_.clock = a.text;
-      if (a.name == "nvtx") info_.nvtx = u != 0;
-      if (a.name == "config") info_.config = a.text;
-      if (a.name == "gpu_status") stats_.gpu.status = a.text;
-      if (a.name == "gpu_records") stats_.gpu.records = u;
-      if (a.name == "gpu_dropped") stats_.gpu.dropped = u;
-      if (a.name == "gpu_buffers_exhausted") stats_.gpu.buffers_exhausted = u;
-      if (a.name == "gpu_filtered") stats_.gpu.filtered = u;
-      if (a.name == "gpu_starts_before_launch") stats_.gpu.starts_before_launch = u;
-      if (a.name == "gpu_attributed") stats_.gpu.attributed = u;
-      if (a.name == "gpu_unattributed") stats_.gpu.unattributed = u;
-      if (a.name == "gpu_untimed") stats_.gpu.untimed = u;
     }
   }
 
@@ -585,7 +444,7 @@ class PerfettoReader {
   TraceInfo info_;
   Stats stats_;
   absl::flat_hash_map<std::uint32_t, Sequence> sequences_;
-  std::map<std::uint32_t, std::pair<std::int64_t, std::int64_t>> global_clocks_;
+  ClockPairs global_clocks_;
   absl::flat_hash_map<std::uint64_t, Track> tracks_;
   absl::flat_hash_map<std::uint64_t, std::vector<OpenSlice>> open_;
   std::uint64_t packets_ = 0;

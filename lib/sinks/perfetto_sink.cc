@@ -5,40 +5,18 @@
 #include <cstring>
 
 #include "formats/category_names.h"
-#include "formats/device_properties.h"
-#include "formats/gpu_args.h"
 #include "formats/kineto.h"
 #include "formats/perfetto_fields.h"
 #include "formats/steps.h"
+#include "sinks/perfetto_tracks.h"
 
 namespace gpuprobe::sinks {
 namespace {
 
 using namespace formats::perfetto;  // field numbers
-using formats::api_thread_tid;
+using namespace perfetto_tracks;
 using formats::chrome_gpu_category;
 using formats::starts_flow;
-
-// A clock of our own, scoped to each sequence: nanoseconds since the session's start. Five-byte
-// timestamps instead of nine, which is most of what keeps a range under 40 bytes.
-constexpr std::uint32_t kSessionClock = 64;
-
-// Track uuids: one space per kind of track, so they never collide.
-constexpr std::uint64_t kProcessTrack = 1;
-std::uint64_t thread_track(std::uint32_t index) { return (std::uint64_t{1} << 32) + index; }
-std::uint64_t gpu_track(std::uint32_t device) { return (std::uint64_t{2} << 32) + device; }
-std::uint64_t stream_track(std::uint32_t device, std::uint32_t stream) {
-  return (std::uint64_t{3} << 56) + (std::uint64_t{device} << 32) + stream;
-}
-std::uint64_t api_track(std::int64_t tid) {
-  return (std::uint64_t{4} << 56) + static_cast<std::uint32_t>(tid);
-}
-std::uint64_t counter_uuid(std::size_t index) { return (std::uint64_t{5} << 56) + index; }
-constexpr std::uint64_t kOverheadTrack = std::uint64_t{6} << 56;
-
-// GPU work and API calls carry Kineto's categories ("kernel", "gpu_memcpy", "cuda_runtime", ...),
-// interned under these keys, past gpuprobe's own categories (0-31).
-constexpr int kGpuCategories = 100;
 
 std::int64_t read_clock(clockid_t id) {
   timespec ts;
@@ -47,14 +25,6 @@ std::int64_t read_clock(clockid_t id) {
 }
 
 }  // namespace
-
-struct PerfettoSink::Annotation {
-  const char* name;  // process-lifetime text: interned by address
-  enum Kind { kInt, kDouble, kString } kind;
-  std::int64_t i;
-  double d;
-  const char* s;
-};
 
 PerfettoSink::PerfettoSink(std::string path) : path_(std::move(path)), scratch_(8) {
   process_seq_.id = 1;
@@ -67,7 +37,7 @@ Status PerfettoSink::open(const TraceInfo& info) {
   if (Status s = out_.open(path_); !s.ok()) return s;
   start_sequence(process_seq_, 0);
   // Wall time against the clocks trace_processor aligns traces on.
-  ProtoWriter(&buf_, &scratch_).message(1, [&](ProtoWriter& p) {
+  ProtoWriter(&buf_, &scratch_).message(kTracePacket, [&](ProtoWriter& p) {
     const std::int64_t realtime = read_clock(CLOCK_REALTIME);
     const std::int64_t boottime = read_clock(CLOCK_BOOTTIME);
     const std::int64_t monotonic = read_clock(CLOCK_MONOTONIC);
@@ -75,19 +45,19 @@ Status PerfettoSink::open(const TraceInfo& info) {
       const std::pair<std::uint32_t, std::int64_t> clocks[] = {
           {kClockRealtime, realtime}, {kClockBoottime, boottime}, {kClockMonotonic, monotonic}};
       for (const auto& clock : clocks) {
-        c.message(1, [&](ProtoWriter& k) {
-          k.varint(1, clock.first);
-          k.varint(2, static_cast<std::uint64_t>(clock.second));
+        c.message(clock_snapshot::kClocks, [&](ProtoWriter& k) {
+          k.varint(clock_snapshot::kClockId, clock.first);
+          k.varint(clock_snapshot::kTimestamp, static_cast<std::uint64_t>(clock.second));
         });
       }
     });
   });
-  ProtoWriter(&buf_, &scratch_).message(1, [&](ProtoWriter& p) {
+  ProtoWriter(&buf_, &scratch_).message(kTracePacket, [&](ProtoWriter& p) {
     p.message(packet::kTrackDescriptor, [&](ProtoWriter& d) {
-      d.varint(1, kProcessTrack);
-      d.message(3, [&](ProtoWriter& proc) {
-        proc.varint(1, static_cast<std::uint64_t>(info.pid));
-        proc.bytes(6, info.process_name);
+      d.varint(descriptor::kUuid, kProcessTrack);
+      d.message(descriptor::kProcess, [&](ProtoWriter& proc) {
+        proc.varint(descriptor::kProcessPid, static_cast<std::uint64_t>(info.pid));
+        proc.bytes(descriptor::kProcessName, info.process_name);
       });
     });
   });
@@ -97,23 +67,26 @@ Status PerfettoSink::open(const TraceInfo& info) {
 
 void PerfettoSink::start_sequence(Sequence& seq, std::uint64_t default_track) {
   seq.started = true;
-  ProtoWriter(&buf_, &scratch_).message(1, [&](ProtoWriter& p) {
+  ProtoWriter(&buf_, &scratch_).message(kTracePacket, [&](ProtoWriter& p) {
     p.varint(packet::kSequenceId, seq.id);
     p.varint(packet::kSequenceFlags, kSeqIncrementalStateCleared);
     // The sequence's clock: 0 at the session's start.
     p.message(packet::kClockSnapshot, [&](ProtoWriter& c) {
-      c.message(1, [&](ProtoWriter& k) {
-        k.varint(1, kSessionClock);
-        k.varint(2, 0);
+      c.message(clock_snapshot::kClocks, [&](ProtoWriter& k) {
+        k.varint(clock_snapshot::kClockId, kSessionClock);
+        k.varint(clock_snapshot::kTimestamp, 0);
       });
-      c.message(1, [&](ProtoWriter& k) {
-        k.varint(1, kClockRealtime);
-        k.varint(2, static_cast<std::uint64_t>(base_ns_));
+      c.message(clock_snapshot::kClocks, [&](ProtoWriter& k) {
+        k.varint(clock_snapshot::kClockId, kClockRealtime);
+        k.varint(clock_snapshot::kTimestamp, static_cast<std::uint64_t>(base_ns_));
       });
     });
     p.message(packet::kDefaults, [&](ProtoWriter& d) {
-      d.varint(58, kSessionClock);
-      if (default_track != 0) d.message(11, [&](ProtoWriter& t) { t.varint(11, default_track); });
+      d.varint(defaults::kTimestampClockId, kSessionClock);
+      if (default_track != 0) {
+        d.message(defaults::kTrackEventDefaults,
+                  [&](ProtoWriter& t) { t.varint(defaults::kTrackUuid, default_track); });
+      }
     });
   });
 }
@@ -121,21 +94,23 @@ void PerfettoSink::start_sequence(Sequence& seq, std::uint64_t default_track) {
 void PerfettoSink::track_descriptor(std::uint64_t uuid, std::uint64_t parent,
                                     const std::string& name, const ThreadInfo* thread,
                                     std::int64_t tid, bool counter, bool no_merge) {
-  ProtoWriter(&buf_, &scratch_).message(1, [&](ProtoWriter& p) {
+  ProtoWriter(&buf_, &scratch_).message(kTracePacket, [&](ProtoWriter& p) {
     p.message(packet::kTrackDescriptor, [&](ProtoWriter& d) {
-      d.varint(1, uuid);
-      if (parent != 0) d.varint(5, parent);
+      d.varint(descriptor::kUuid, uuid);
+      if (parent != 0) d.varint(descriptor::kParentUuid, parent);
       if (thread != nullptr || tid != 0) {
-        d.message(4, [&](ProtoWriter& t) {
-          t.varint(1, static_cast<std::uint64_t>(info_.pid));
-          t.varint(2, static_cast<std::uint64_t>(thread != nullptr ? thread->os_tid : tid));
-          t.bytes(5, name);
+        d.message(descriptor::kThread, [&](ProtoWriter& t) {
+          t.varint(descriptor::kThreadPid, static_cast<std::uint64_t>(info_.pid));
+          t.varint(descriptor::kThreadTid,
+                   static_cast<std::uint64_t>(thread != nullptr ? thread->os_tid : tid));
+          t.bytes(descriptor::kThreadName, name);
         });
       } else {
-        d.bytes(2, name);
+        d.bytes(descriptor::kName, name);
       }
-      if (counter) d.message(8, [](ProtoWriter&) {});
-      if (no_merge) d.varint(15, 2);  // SIBLING_MERGE_BEHAVIOR_NONE: one track per stream, always
+      if (counter) d.message(descriptor::kCounter, [](ProtoWriter&) {});
+      // One track per stream, always: never merged with a sibling of the same name.
+      if (no_merge) d.varint(descriptor::kSiblingMergeBehavior, descriptor::kSiblingMergeNone);
     });
   });
 }
@@ -177,7 +152,7 @@ std::size_t PerfettoSink::encode_simple_event(char* out, std::uint32_t sequence,
       field_size(packet::kTrackEvent << 3 | 2, event_size) + event_size +
       (interned ? field_size(packet::kSequenceFlags << 3, kSeqNeedsIncrementalState) : 0);
   std::size_t n = 0;
-  put_varint(out, n, 1 << 3 | 2);  // Trace.packet
+  put_varint(out, n, kTracePacket << 3 | 2);
   put_varint(out, n, packet_size);
   put_varint(out, n, packet::kTimestamp << 3);
   put_varint(out, n, ts);
@@ -260,7 +235,7 @@ void PerfettoSink::track_event(Sequence& seq, std::int64_t wall_ns, int type, st
     return;
   }
   std::vector<std::pair<const char*, std::uint64_t>> new_annotations;
-  ProtoWriter(&buf_, &scratch_).message(1, [&](ProtoWriter& p) {
+  ProtoWriter(&buf_, &scratch_).message(kTracePacket, [&](ProtoWriter& p) {
     if (wall_ns >= base_ns_) {
       p.varint(packet::kTimestamp, static_cast<std::uint64_t>(wall_ns - base_ns_));
     } else {  // before the session clock's origin: absolute wall time
@@ -283,31 +258,32 @@ void PerfettoSink::track_event(Sequence& seq, std::int64_t wall_ns, int type, st
         const std::uint64_t iid = inserted.first->second;
         if (inserted.second) new_annotations.emplace_back(a.name, iid);
         e.message(event::kDebugAnnotations, [&](ProtoWriter& d) {
-          d.varint(1, iid);
-          if (a.kind == Annotation::kInt) d.varint(4, static_cast<std::uint64_t>(a.i));
-          if (a.kind == Annotation::kDouble) d.double_value(5, a.d);
-          if (a.kind == Annotation::kString) d.bytes(6, a.s);
+          d.varint(annotation::kNameIid, iid);
+          if (a.kind == Annotation::kInt)
+            d.varint(annotation::kIntValue, static_cast<std::uint64_t>(a.i));
+          if (a.kind == Annotation::kDouble) d.double_value(annotation::kDoubleValue, a.d);
+          if (a.kind == Annotation::kString) d.bytes(annotation::kStringValue, a.s);
         });
       }
     });
     if (new_name || new_category || !new_annotations.empty()) {
       p.message(packet::kInternedData, [&](ProtoWriter& i) {
         if (new_category) {
-          i.message(1, [&](ProtoWriter& c) {
-            c.varint(1, category_iid);
-            c.bytes(2, category_name);
+          i.message(interned::kEventCategories, [&](ProtoWriter& c) {
+            c.varint(interned::kIid, category_iid);
+            c.bytes(interned::kEntryName, category_name);
           });
         }
         if (new_name) {
-          i.message(2, [&](ProtoWriter& n) {
-            n.varint(1, name_iid);
-            n.bytes(2, name);
+          i.message(interned::kEventNames, [&](ProtoWriter& n) {
+            n.varint(interned::kIid, name_iid);
+            n.bytes(interned::kEntryName, name);
           });
         }
         for (const auto& annotation : new_annotations) {
-          i.message(3, [&](ProtoWriter& n) {
-            n.varint(1, annotation.second);
-            n.bytes(2, annotation.first);
+          i.message(interned::kDebugAnnotationNames, [&](ProtoWriter& n) {
+            n.varint(interned::kIid, annotation.second);
+            n.bytes(interned::kEntryName, annotation.first);
           });
         }
       });
@@ -370,80 +346,6 @@ void PerfettoSink::write_cpu_event(const Event& e, const TimeBase& time,
   }
 }
 
-std::uint64_t PerfettoSink::gpu_stream_track(std::uint32_t device, std::uint32_t stream) {
-  if (gpus_.insert(device).second) {
-    track_descriptor(gpu_track(device), kProcessTrack, "GPU " + std::to_string(device), nullptr, 0,
-                     false, true);
-  }
-  if (streams_.emplace(device, stream).second) {
-    track_descriptor(stream_track(device, stream), gpu_track(device),
-                     "stream " + std::to_string(stream), nullptr, 0, false, true);
-  }
-  return stream_track(device, stream);
-}
-
-std::uint64_t PerfettoSink::api_thread_track(std::int64_t tid, bool known_thread) {
-  // A thread gpuprobe knows: its calls go on its own track, among its ranges.
-  if (known_thread) {
-    if (const auto it = thread_index_.find(tid); it != thread_index_.end())
-      return thread_track(it->second);
-  }
-  if (api_threads_.insert(tid).second) {
-    const std::string name = known_thread
-                                 ? "thread " + std::to_string(tid)
-                                 : "CUDA API thread (CUPTI id " + std::to_string(tid) + ")";
-    track_descriptor(api_track(tid), kProcessTrack, name, nullptr, 0, false, false);
-  }
-  return api_track(tid);
-}
-
-void PerfettoSink::write_gpu_event(const GpuActivity& a, const TimeBase& time) {
-  if (!process_seq_.started) start_sequence(process_seq_, 0);
-  std::uint64_t track;
-  std::uint64_t flow = 0, terminating = 0;
-  const bool api = a.kind == GpuActivityKind::kRuntimeApi || a.kind == GpuActivityKind::kDriverApi;
-  if (api) {
-    track = api_thread_track(api_thread_tid(a), a.os_tid != 0);
-    if (starts_flow(a.name)) flow = a.correlation;
-  } else if (a.kind == GpuActivityKind::kOverhead) {
-    if (!overhead_track_) {
-      overhead_track_ = true;
-      track_descriptor(kOverheadTrack, kProcessTrack, "CUPTI Overhead", nullptr, 0, false, true);
-    }
-    track = kOverheadTrack;
-  } else {
-    track = gpu_stream_track(a.device, a.stream);
-    if (a.correlation != 0) terminating = a.correlation;
-  }
-  // The arguments, from the table both readers read back (formats/gpu_args.h).
-  const std::int64_t dur_ns = time.wall_ns(a.end) - time.wall_ns(a.start);
-  std::vector<Annotation> args;
-  for (const formats::GpuArg& arg : formats::gpu_args()) {
-    if (!arg.carried(a)) continue;
-    switch (arg.type) {
-      case formats::GpuArgType::kInt:
-        args.push_back({arg.name, Annotation::kInt, arg.get_int(a, dur_ns, 0), 0, nullptr});
-        break;
-      case formats::GpuArgType::kDouble:
-        args.push_back({arg.name, Annotation::kDouble, 0, arg.get_double(a, dur_ns), nullptr});
-        break;
-      case formats::GpuArgType::kString:
-        args.push_back({arg.name, Annotation::kString, 0, 0, arg.get_string(a)});
-        break;
-      case formats::GpuArgType::kDim3:
-        for (int i = 0; i < 3; ++i)
-          args.push_back(
-              {arg.components[i], Annotation::kInt, arg.get_int(a, dur_ns, i), 0, nullptr});
-        break;
-    }
-  }
-  static const std::vector<Annotation> kNone;
-  track_event(process_seq_, time.wall_ns(a.start), event::kSliceBegin, track, a.name, true,
-              kGpuCategories + static_cast<int>(a.kind), args, flow, terminating, nullptr);
-  track_event(process_seq_, time.wall_ns(a.end), event::kSliceEnd, track, nullptr, false, -1, kNone,
-              0, 0, nullptr);
-}
-
 Status PerfettoSink::write(const EventBatch& batch) {
   for (const Event& e : batch) {
     if (e.type == EventType::kGpu) {
@@ -463,19 +365,6 @@ void PerfettoSink::update_info(const TraceInfo& info) {
   info_.category_names = info.category_names;
   // Devices a reader learned only at the end of its input are written at close.
   if (info_.devices.empty()) info_.devices = info.devices;
-}
-
-void PerfettoSink::write_devices() {
-  if (info_.devices.empty() || devices_written_) return;
-  devices_written_ = true;
-  for (const DeviceInfo& d : info_.devices) {
-    std::vector<Annotation> properties;
-    properties.push_back({"name", Annotation::kString, 0, 0, d.name.c_str()});
-    for (const formats::DeviceProperty& p : formats::device_properties())
-      properties.push_back({p.key, Annotation::kInt, p.get(d), 0, nullptr});
-    track_event(process_seq_, base_ns_, event::kInstant, kProcessTrack, formats::kDeviceEventName,
-                false, -1, properties, 0, 0, nullptr);
-  }
 }
 
 Status PerfettoSink::close(const Stats& stats, const TimeBase&) {

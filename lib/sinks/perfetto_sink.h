@@ -41,7 +41,14 @@ class PerfettoSink : public Sink {
     std::unordered_map<const void*, std::uint64_t> annotation_names;
     std::unordered_map<int, std::uint64_t> categories;
   };
-  struct Annotation;
+  // A debug annotation of an event.
+  struct Annotation {
+    const char* name;  // process-lifetime text: interned by address
+    enum Kind { kInt, kDouble, kString } kind;
+    std::int64_t i;
+    double d;
+    const char* s;
+  };
 
   Sequence& thread_sequence(std::uint32_t thread, const std::vector<ThreadInfo>& threads);
   void start_sequence(Sequence& seq, std::uint64_t default_track);
