@@ -9,7 +9,7 @@ packages=(
   catch2                # tests (Catch2 v2 on Debian 12; v3 where the distribution has it)
   nlohmann-json3-dev    # tests read our JSON back with an independent parser
   libcli11-dev          # the gpuprobe command's parser
-  libabsl-dev           # the readers' and the analyses' hash tables (tools only)
+  libabsl-dev           # the report's analyses format their sentences with StrFormat
   libprotobuf-dev protobuf-compiler  # tests decode our Perfetto traces with protoc's classes
   libbenchmark-dev time  # bench/
   clang libclang-rt-14-dev  # fuzz/: the trace readers' libFuzzer targets

@@ -7,9 +7,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
-
-#include "absl/container/flat_hash_map.h"
 
 #include "analysis/analysis.h"
 #include "analysis/intervals.h"
@@ -55,7 +54,7 @@ class Compile : public Analysis {
 
   // Runs of compiled code of one kind, nested or overlapping ones merged per thread as they come.
   struct Runs {
-    absl::flat_hash_map<std::uint32_t, Interval> open;  // per thread: the run being merged
+    std::unordered_map<std::uint32_t, Interval> open;  // per thread: the run being merged
     std::int64_t ns = 0;
     std::uint64_t count = 0;
     void add(std::uint32_t thread, std::int64_t begin, std::int64_t end);

@@ -5,10 +5,8 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
-
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/node_hash_map.h"
 
 #include "analysis/analysis.h"
 #include "analysis/intervals.h"
@@ -37,9 +35,8 @@ class Names : public Analysis {
   const NamesResult& result() const { return result_; }
 
  private:
-  // Rows stay put (node_hash_map): the results, the caches and open ranges point at them.
-  using Table = absl::node_hash_map<std::string, NameStats>;
-  using Cache = absl::flat_hash_map<const void*, NameStats*>;
+  using Table = std::unordered_map<std::string, NameStats>;
+  using Cache = std::unordered_map<const void*, NameStats*>;
   NameStats& stats_for(Table& table, Cache& cache, const char* name);
 
   // A thread's ranges whose self time is not known yet. Ranges reach the report either children
@@ -65,7 +62,7 @@ class Names : public Analysis {
   Table kernel_names_, range_names_;
   // Names from one trace reader are stable pointers: found by pointer before by text.
   Cache kernel_cache_, range_cache_;
-  absl::flat_hash_map<std::uint32_t, ThreadNesting> nesting_;
+  std::unordered_map<std::uint32_t, ThreadNesting> nesting_;
   NamesResult result_;
 };
 

@@ -1,9 +1,9 @@
 #include "analysis/ranks.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_format.h"
 #include "analysis/kernel_class.h"
 #include "formats/steps.h"
 
@@ -56,24 +56,22 @@ std::vector<RankRow> rank_rows(const std::vector<RankInput>& ranks, double ratio
     work.push_back(row.work_ms);
     collective.push_back(row.collective_ms);
   }
-  char why[200];
   for (std::size_t i = 0; rows.size() > 1 && i < rows.size(); ++i) {
     RankRow& row = rows[i];
     const double step_median = median_of_others(steps, i), work_median = median_of_others(work, i);
     if (step_median > 0 && row.step_ms > ratio * step_median) {
-      std::snprintf(why, sizeof why, "step %.3f ms, %.2fx the other ranks' median", row.step_ms,
-                    row.step_ms / step_median);
+      row.why = absl::StrFormat("step %.3f ms, %.2fx the other ranks' median", row.step_ms,
+                                row.step_ms / step_median);
     } else if (work_median > 0 && row.work_ms > ratio * work_median) {
-      std::snprintf(why, sizeof why,
-                    "%.3f ms outside collectives, %.2fx the other ranks' median (they wait in "
-                    "collectives %.3f ms, this rank %.3f ms)",
-                    row.work_ms, row.work_ms / work_median, median_of_others(collective, i),
-                    row.collective_ms);
+      row.why = absl::StrFormat(
+          "%.3f ms outside collectives, %.2fx the other ranks' median (they wait in "
+          "collectives %.3f ms, this rank %.3f ms)",
+          row.work_ms, row.work_ms / work_median, median_of_others(collective, i),
+          row.collective_ms);
     } else {
       continue;
     }
     row.straggler = true;
-    row.why = why;
   }
   return rows;
 }

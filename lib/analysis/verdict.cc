@@ -1,6 +1,6 @@
 #include "analysis/verdict.h"
 
-#include <cstdio>
+#include "absl/strings/str_format.h"
 
 namespace gpuprobe::analysis {
 
@@ -18,42 +18,42 @@ std::string verdict(const GpuIdleResult& r, const KernelBoundsResult& b, std::in
   const auto share = [gpu_kernel_ns](std::int64_t ns) {
     return 100.0 * static_cast<double>(ns) / static_cast<double>(gpu_kernel_ns);
   };
-  char text[400];
   if (busy < 50 && idle > 0 && host * 2 > idle) {
-    std::snprintf(text, sizeof text,
-                  "CPU-bound: the busiest GPU works %.0f%% of the time and %.0f%% of the gaps "
-                  "between its kernels are host wait (the CPU had not launched the next kernel "
-                  "yet): move work off the launching thread, batch more, or use CUDA graphs",
-                  busy, 100.0 * static_cast<double>(host) / static_cast<double>(idle));
-  } else if (gpu_kernel_ns > 0 && r.tiny_kernel_ns * 2 > gpu_kernel_ns) {
-    std::snprintf(text, sizeof text,
-                  "launch-bound: kernels under %.0f us take %.0f%% of GPU time: fuse them "
-                  "(torch.compile) or capture them in CUDA graphs",
-                  static_cast<double>(tiny_kernel_ns) * 1e-3, share(r.tiny_kernel_ns));
-  } else if (b.communication_class_ns * 2 > gpu_kernel_ns) {
-    std::snprintf(text, sizeof text,
-                  "communication-bound: %.0f%% of kernel time is collectives (NCCL, by name): "
-                  "overlap them with compute (DDP bucket sizes, FSDP prefetch), or look for a "
-                  "straggler rank the others wait for",
-                  share(b.communication_class_ns));
-  } else if (b.memory_class_ns * 2 > gpu_kernel_ns) {
-    std::snprintf(text, sizeof text,
-                  "GPU-bound, mostly memory-bound kernels: the busiest GPU works %.0f%% of the "
-                  "time and %.0f%% of kernel time is elementwise, reduction, norm or copy "
-                  "kernels (by name): fuse them (torch.compile) to cut memory traffic",
-                  busy, share(b.memory_class_ns));
-  } else if (b.compute_class_ns * 2 > gpu_kernel_ns) {
-    std::snprintf(text, sizeof text,
-                  "GPU-bound, mostly compute-bound kernels: the busiest GPU works %.0f%% of the "
-                  "time and %.0f%% of kernel time is GEMM, convolution or attention (by name): "
-                  "check that they use tensor cores (TF32, bf16/fp16) and good shapes",
-                  busy, share(b.compute_class_ns));
-  } else {
-    std::snprintf(text, sizeof text,
-                  "GPU-bound: the busiest GPU works %.0f%% of the time; look at the top kernels",
-                  busy);
+    return absl::StrFormat(
+        "CPU-bound: the busiest GPU works %.0f%% of the time and %.0f%% of the gaps "
+        "between its kernels are host wait (the CPU had not launched the next kernel "
+        "yet): move work off the launching thread, batch more, or use CUDA graphs",
+        busy, 100.0 * static_cast<double>(host) / static_cast<double>(idle));
   }
-  return text;
+  if (gpu_kernel_ns > 0 && r.tiny_kernel_ns * 2 > gpu_kernel_ns) {
+    return absl::StrFormat(
+        "launch-bound: kernels under %.0f us take %.0f%% of GPU time: fuse them "
+        "(torch.compile) or capture them in CUDA graphs",
+        static_cast<double>(tiny_kernel_ns) * 1e-3, share(r.tiny_kernel_ns));
+  }
+  if (b.communication_class_ns * 2 > gpu_kernel_ns) {
+    return absl::StrFormat(
+        "communication-bound: %.0f%% of kernel time is collectives (NCCL, by name): "
+        "overlap them with compute (DDP bucket sizes, FSDP prefetch), or look for a "
+        "straggler rank the others wait for",
+        share(b.communication_class_ns));
+  }
+  if (b.memory_class_ns * 2 > gpu_kernel_ns) {
+    return absl::StrFormat(
+        "GPU-bound, mostly memory-bound kernels: the busiest GPU works %.0f%% of the "
+        "time and %.0f%% of kernel time is elementwise, reduction, norm or copy "
+        "kernels (by name): fuse them (torch.compile) to cut memory traffic",
+        busy, share(b.memory_class_ns));
+  }
+  if (b.compute_class_ns * 2 > gpu_kernel_ns) {
+    return absl::StrFormat(
+        "GPU-bound, mostly compute-bound kernels: the busiest GPU works %.0f%% of the "
+        "time and %.0f%% of kernel time is GEMM, convolution or attention (by name): "
+        "check that they use tensor cores (TF32, bf16/fp16) and good shapes",
+        busy, share(b.compute_class_ns));
+  }
+  return absl::StrFormat(
+      "GPU-bound: the busiest GPU works %.0f%% of the time; look at the top kernels", busy);
 }
 
 }  // namespace gpuprobe::analysis

@@ -49,7 +49,7 @@ Track decode_track_descriptor(std::string_view bytes, std::uint64_t* uuid) {
 }
 
 Annotation decode_annotation(std::string_view bytes,
-                             const absl::flat_hash_map<std::uint64_t, std::string>& names) {
+                             const std::unordered_map<std::uint64_t, std::string>& names) {
   Annotation a;
   ProtoView d(bytes);
   while (d.next()) {

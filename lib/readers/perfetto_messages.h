@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include <unordered_map>
 #include "gpuprobe/sink.hpp"
 
 namespace gpuprobe::readers::perfetto {
@@ -38,7 +38,7 @@ Track decode_track_descriptor(std::string_view bytes, std::uint64_t* uuid);
 
 // A DebugAnnotation; `names` are the sequence's interned annotation names.
 Annotation decode_annotation(std::string_view bytes,
-                             const absl::flat_hash_map<std::uint64_t, std::string>& names);
+                             const std::unordered_map<std::uint64_t, std::string>& names);
 
 // A ClockSnapshot, into `out` (unchanged when the snapshot has no realtime clock).
 void decode_clock_snapshot(std::string_view bytes, ClockPairs* out);

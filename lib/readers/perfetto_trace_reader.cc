@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include <unordered_map>
 
 #include "formats/device_properties.h"
 #include "formats/gpu_args.h"
@@ -47,9 +47,9 @@ CategoryInfo resolve_category(TraceBuilder& builder, std::string_view name) {
 struct Sequence {
   std::uint32_t default_clock = 0;
   std::uint64_t default_track = 0;
-  absl::flat_hash_map<std::uint64_t, const char*> names;  // texts kept by the TraceBuilder
-  absl::flat_hash_map<std::uint64_t, CategoryInfo> categories;
-  absl::flat_hash_map<std::uint64_t, std::string> annotation_names;
+  std::unordered_map<std::uint64_t, const char*> names;  // texts kept by the TraceBuilder
+  std::unordered_map<std::uint64_t, CategoryInfo> categories;
+  std::unordered_map<std::uint64_t, std::string> annotation_names;
   ClockPairs clocks;
 };
 
@@ -443,10 +443,10 @@ class PerfettoReader {
   const ProgressFn& progress_;
   TraceInfo info_;
   Stats stats_;
-  absl::flat_hash_map<std::uint32_t, Sequence> sequences_;
+  std::unordered_map<std::uint32_t, Sequence> sequences_;
   ClockPairs global_clocks_;
-  absl::flat_hash_map<std::uint64_t, Track> tracks_;
-  absl::flat_hash_map<std::uint64_t, std::vector<OpenSlice>> open_;
+  std::unordered_map<std::uint64_t, Track> tracks_;
+  std::unordered_map<std::uint64_t, std::vector<OpenSlice>> open_;
   std::uint64_t packets_ = 0;
 };
 

@@ -10,10 +10,9 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
-
-#include "absl/container/flat_hash_map.h"
 
 #include "formats/saturate.h"
 #include "gpuprobe/sink.hpp"
@@ -99,9 +98,9 @@ class TraceBuilder {
   std::map<std::pair<std::int64_t, std::int64_t>, std::string> thread_names_;
   std::deque<CallSite> sites_;
   // By name (viewing the stored text), then category.
-  absl::flat_hash_map<std::string_view, std::vector<const CallSite*>> site_ids_;
+  std::unordered_map<std::string_view, std::vector<const CallSite*>> site_ids_;
   std::deque<std::string> texts_;
-  absl::flat_hash_map<std::string_view, const char*> text_ids_;
+  std::unordered_map<std::string_view, const char*> text_ids_;
   std::uint64_t events_ = 0;
   std::uint64_t capped_ = 0;
   TraceInfo info_;                           // as given to the sink
