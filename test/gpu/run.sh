@@ -26,6 +26,7 @@ for deb in .deps/*.deb; do
     *catch2*) have_header catch2/catch_test_macros.hpp && continue ;;
     *benchmark*) have_header benchmark/benchmark.h && continue ;;
     *cli11*) have_header CLI/CLI.hpp && continue ;;
+    *absl*) have_header absl/strings/str_format.h && continue ;;
   esac
   echo "unpacking $deb"
   dpkg -x "$deb" "$prefix"
