@@ -152,23 +152,37 @@ Status apply_names(std::string_view v, Config& c) {
 }
 
 Status apply_cupti(std::string_view v, Config& c) {
-  if (v == "all") {
-    c.gpu_kinds = kAllGpuKinds;
-    return {};
-  }
+  // `all_api` is not an activity kind: runtime and driver calls, every one of them (by default
+  // only those gpu/cupti/api_selection.h keeps).
+  constexpr std::uint32_t kAllApi = 1u << 31;
   const auto bit_of = [](std::string_view name) -> std::optional<std::uint32_t> {
     static constexpr std::pair<std::string_view, GpuActivityKind> kNames[] = {
         {"kernel", GpuActivityKind::kKernel},    {"memcpy", GpuActivityKind::kMemcpy},
         {"memset", GpuActivityKind::kMemset},    {"runtime", GpuActivityKind::kRuntimeApi},
         {"driver", GpuActivityKind::kDriverApi}, {"sync", GpuActivityKind::kSync},
         {"overhead", GpuActivityKind::kOverhead}};
+    if (name == "all") return kAllGpuKinds;
+    if (name == "all_api") return kAllApi;
     for (const auto& [known, kind] : kNames) {
       if (known == name) return gpu_kind_bit(kind);
     }
     return std::nullopt;
   };
-  return parse_name_list("cupti", v, "kernel, memcpy, memset, runtime, driver, sync, overhead, all",
-                         bit_of, &c.gpu_kinds);
+  std::uint32_t bits = 0;
+  if (Status s = parse_name_list("cupti", v,
+                                 "kernel, memcpy, memset, runtime, driver, sync, overhead, all, "
+                                 "all_api",
+                                 bit_of, &bits);
+      !s.ok()) {
+    return s;
+  }
+  c.gpu_all_api = (bits & kAllApi) != 0;
+  c.gpu_kinds = bits & ~kAllApi;
+  if (c.gpu_all_api) {
+    c.gpu_kinds |=
+        gpu_kind_bit(GpuActivityKind::kRuntimeApi) | gpu_kind_bit(GpuActivityKind::kDriverApi);
+  }
+  return {};
 }
 
 Status apply_cupti_buffers(std::string_view v, Config& c) {
@@ -260,7 +274,9 @@ constexpr OptionSpec kOptions[] = {
     {"world_size", "N", [](const Config&) { return text("$WORLD_SIZE"); },
      "number of ranks written into the outputs", apply_world_size},
     {"cupti", "all|KIND+KIND...", [](const Config&) { return text(""); },
-     "record GPU activity through CUPTI: kernel, memcpy, memset, runtime, driver, sync, overhead",
+     "record GPU activity through CUPTI: kernel, memcpy, memset, runtime, driver, sync, "
+     "overhead; the API kinds keep launches, copies, sets, allocations, syncs and blocking "
+     "waits, and all_api keeps every runtime and driver call",
      apply_cupti},
     {"cupti_buffers", "N", number<&Config::gpu_buffers>,
      "CUPTI activity buffers allocated when the session starts; more are allocated as CUPTI asks "

@@ -20,6 +20,7 @@ struct ActivityOptions {
   std::size_t buffer_bytes = 0;
   std::size_t max_bytes = 0;  // the pool grows on demand up to this
   core::ClockSource clock = core::ClockSource::kMonotonic;
+  bool all_api = false;  // every runtime and driver call, not only gpu/cupti/api_selection.h's
 };
 
 struct ActivityStats {

@@ -4,6 +4,7 @@
 
 #include "core/categories.h"
 #include "core/clock.h"
+#include "core/gpu_source.h"
 #include "gpuprobe/range.hpp"
 #include "gpuprobe/session.hpp"
 #include "session/builtin_sinks.h"
@@ -27,6 +28,27 @@ TEST_CASE("An empty config keeps every default") {
   REQUIRE(c.nvtx);
   REQUIRE(c.clock == ClockChoice::kAuto);
   REQUIRE_FALSE(c.categories.has_value());
+}
+
+TEST_CASE("cupti= takes kinds, all, and all_api (every runtime and driver call)") {
+  Config c;
+  REQUIRE(parse_config("cupti=all", &c).ok());
+  REQUIRE(c.gpu_kinds == kAllGpuKinds);
+  REQUIRE_FALSE(c.gpu_all_api);
+  REQUIRE(parse_config("cupti=kernel+runtime", &c).ok());
+  REQUIRE(c.gpu_kinds ==
+          (gpu_kind_bit(GpuActivityKind::kKernel) | gpu_kind_bit(GpuActivityKind::kRuntimeApi)));
+  REQUIRE_FALSE(c.gpu_all_api);
+  REQUIRE(parse_config("cupti=all+all_api", &c).ok());
+  REQUIRE(c.gpu_kinds == kAllGpuKinds);
+  REQUIRE(c.gpu_all_api);
+  // all_api brings the API kinds it widens.
+  Config k;
+  REQUIRE(parse_config("cupti=kernel+all_api", &k).ok());
+  REQUIRE(k.gpu_all_api);
+  REQUIRE(k.gpu_kinds ==
+          (gpu_kind_bit(GpuActivityKind::kKernel) | gpu_kind_bit(GpuActivityKind::kRuntimeApi) |
+           gpu_kind_bit(GpuActivityKind::kDriverApi)));
 }
 
 TEST_CASE("Good config strings set what they name") {

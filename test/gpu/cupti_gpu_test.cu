@@ -204,6 +204,38 @@ int main() {
   CHECK(launch_threads["thread_kernel(int*, int)"] == expected_threads);
   CHECK(launch_threads["direct_kernel(int*, int)"] == std::set<std::int64_t>{gettid()});
 
+  // The calls nobody reads are never recorded, not recorded and dropped: CUPTI was asked for the
+  // others one by one (lib/gpu/cupti/api_selection.cc), so nothing reached the filter.
+  std::set<std::string> api_names;
+  for (const GpuActivity& a : gpu) {
+    if (a.kind == GpuActivityKind::kRuntimeApi || a.kind == GpuActivityKind::kDriverApi)
+      api_names.insert(a.name);
+  }
+  for (const std::string& name : api_names) std::printf("API call recorded: %s\n", name.c_str());
+  CHECK(stats.gpu.filtered == 0);
+  CHECK(api_names.count("cudaGetLastError") == 0);
+  CHECK(api_names.count("cudaStreamCreateWithFlags") == 0);
+  CHECK(api_names.count("cudaLaunchKernel") == 1);
+  CHECK(api_names.count("cudaGraphLaunch") == 1);
+  CHECK(api_names.count("cudaMemcpyAsync") == 1);
+  CHECK(api_names.count("cudaStreamSynchronize") == 1);
+
+  // all_api: every call, the queries included.
+  {
+    auto everything = std::make_shared<gpuprobe::testing::CaptureSink>();
+    gpuprobe::Session all_api("cupti=kernel+runtime+all_api,flush_ms=5", {everything});
+    CHECK(all_api.ok());
+    direct_kernel<<<kBlocks, kThreads, 0, streams[0]>>>(dev, kN);
+    CUDA_OK(cudaGetLastError());
+    CUDA_OK(cudaStreamSynchronize(streams[0]));
+    CHECK(all_api.stop().ok());
+    std::set<std::string> names;
+    for (const GpuActivity& a : everything->gpu()) names.insert(a.name);
+    CHECK(names.count("cudaGetLastError") == 1);
+    CHECK(names.count("cudaLaunchKernel") == 1);
+    CHECK(all_api.stats().gpu.filtered == 0);
+  }
+
   CUDA_OK(cudaFree(dev));
   CUDA_OK(cudaFreeHost(host));
   return gpuprobe::gpu_test::finish();

@@ -2,7 +2,8 @@
 # Builds gpuprobe on the GPU machine, runs every test (the GPU ones included) and the benchmarks,
 # runs a two-rank data-parallel job (NCCL where there are two GPUs), and prints a short table last. Debian packages the machine lacks travel as .deb files in .deps/
 # (git-ignored; `apt-get download` them there) and are unpacked into a private prefix.
-#   test/gpu/run.sh [all|python]   (writes logs under $OUT when set; python: that part only)
+#   test/gpu/run.sh [all|python|serving]   (writes logs under $OUT when set; python: that part
+#   only; serving: the PyTorch serving workload under each recorder, bench/gpu/torch_serving_bench.py)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/gpuprobe-gpu-out}
@@ -73,20 +74,31 @@ if [ "$part" = all ]; then
   python3 bench/gpu/torch_profiler_launch.py 2>&1 | tail -2 | tee "$out/torch_profiler.txt"
 fi
 
-echo "== python: the package over torch's CUDA build"
 # The machine's python3 (a venv holding torch) has no network: build tools and pytest travel as
 # wheels in .deps/wheels and go, like the package, into directories on PYTHONPATH.
+deps=/tmp/gpuprobe-pydeps
+pkg=/tmp/gpuprobe-py
+install_package() {
+  rm -rf "$pkg"
+  python3 -m pip install -q --no-index --find-links .deps/wheels --target "$deps" \
+    scikit-build-core pybind11 pytest 2>&1 | tail -2
+  PYTHONPATH="$deps" python3 -m pip install -q --no-index --no-build-isolation --target "$pkg" . 2>&1 | tail -5
+}
+
+if [ "$part" = serving ]; then
+  echo "== serving: a small transformer, eager and compiled, under each recorder"
+  install_package
+  PYTHONPATH="$pkg" timeout 400 python3 bench/gpu/torch_serving_bench.py 2>&1 | tee "$out/serving.txt"
+  exit 0
+fi
+
+echo "== python: the package over torch's CUDA build"
 # The Python tests also run the gpuprobe command and the synthetic-trace writer.
 if [ ! -x build-gpu/gpuprobe ] || [ ! -x build-gpu/test/write_synthetic_gpu_trace ]; then
   configure
   cmake --build build-gpu --target gpuprobe_cli write_synthetic_gpu_trace 2>&1 | tail -1
 fi
-deps=/tmp/gpuprobe-pydeps
-pkg=/tmp/gpuprobe-py
-rm -rf "$pkg"
-python3 -m pip install -q --no-index --find-links .deps/wheels --target "$deps" \
-  scikit-build-core pybind11 pytest 2>&1 | tail -2
-PYTHONPATH="$deps" python3 -m pip install -q --no-index --no-build-isolation --target "$pkg" . 2>&1 | tail -5
+install_package
 PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu python3 -m pytest -q -rs -p no:logging \
   -p no:cacheprovider test/python/test_torch_cuda.py test/python/test_python_api.py \
   test/python/test_torch_integration.py test/python/test_compile_accounting.py 2>&1 | tee "$out/pytest.log" | tail -15

@@ -8,6 +8,7 @@
 
 #include "core/name_table.h"
 #include "formats/kineto.h"
+#include "gpu/cupti/api_selection.h"
 
 namespace gpuprobe::cupti {
 namespace {
@@ -75,35 +76,6 @@ void copy_placement(const Record& r, GpuActivity* out) {
 }
 
 }  // namespace
-
-bool ActivityDecoder::is_noise_runtime_call(std::uint32_t cbid) {
-  switch (cbid) {
-    case CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaEventCreate_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaEventCreateWithFlags_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaEventDestroy_v3020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool ActivityDecoder::is_kept_driver_call(const char* name) {
-  // The runtime makes many driver calls of its own (cuKernelGetName for every launch,
-  // cuLibraryGetKernel, attribute queries): as Kineto does, only the driver calls that launch,
-  // move or wait for GPU work, allocate memory or load code are kept.
-  static constexpr const char* kKept[] = {"cuLaunch",     "cuGraphLaunch", "cuMem",
-                                          "cuStream",     "cuEvent",       "cuCtxSynchronize",
-                                          "cuModuleLoad", "cuLibraryLoad"};
-  for (const char* prefix : kKept) {
-    if (std::strncmp(name, prefix, std::strlen(prefix)) == 0) return true;
-  }
-  return false;
-}
 
 const char* ActivityDecoder::kernel_name(const char* mangled) {
   if (mangled == nullptr) return "<unnamed kernel>";
@@ -215,13 +187,14 @@ bool ActivityDecoder::decode_fields(const CUpti_Activity& record, GpuActivity* o
     case CUPTI_ACTIVITY_KIND_DRIVER: {
       const auto& a = reinterpret_cast<const CUpti_ActivityAPI&>(record);
       const bool runtime = record.kind == CUPTI_ACTIVITY_KIND_RUNTIME;
-      if (runtime && is_noise_runtime_call(a.cbid)) {
-        ++filtered_;
-        return false;
-      }
       out->name =
           api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a.cbid);
-      if (!runtime && !is_kept_driver_call(out->name)) {
+      // A call whose name CUPTI could not give ("runtime API 211") is kept: nothing says it is
+      // one nobody reads.
+      const bool named = std::strncmp(out->name, "runtime API ", 12) != 0 &&
+                         std::strncmp(out->name, "driver API ", 11) != 0;
+      if (!all_api_ && named &&
+          !is_recorded_api(runtime ? ApiDomain::kRuntime : ApiDomain::kDriver, out->name)) {
         ++filtered_;
         return false;
       }

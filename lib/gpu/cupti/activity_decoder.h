@@ -17,22 +17,20 @@ class ActivityDecoder {
   using CallbackNameFn = CUptiResult (*)(CUpti_CallbackDomain, uint32_t, const char**);
 
   // `callback_name` resolves API function names (cuptiGetCallbackName); when null, API calls are
-  // named "runtime API 211" and the like.
-  explicit ActivityDecoder(CallbackNameFn callback_name) : callback_name_(callback_name) {}
+  // named "runtime API 211" and the like. Unless `all_api`, API calls api_selection.h does not
+  // record are dropped here too: where CUPTI cannot be asked for single calls, it records all.
+  explicit ActivityDecoder(CallbackNameFn callback_name, bool all_api = false)
+      : callback_name_(callback_name), all_api_(all_api) {}
 
   // Fills `out` from `record`. False for kinds gpuprobe does not record and for filtered API
   // calls (see filtered()).
   bool decode(const CUpti_Activity& record, GpuActivity* out);
 
-  // API calls dropped as noise (cudaGetDevice, cudaGetLastError, event create/destroy, ...).
+  // API calls CUPTI recorded that api_selection.h does not keep (cudaGetDevice, ...): zero
+  // where CUPTI records single calls, as gpuprobe asks it to.
   std::uint64_t filtered() const { return filtered_; }
   // GPU work records delivered without timestamps (start 0, or ending before they start).
   std::uint64_t untimed() const { return untimed_; }
-
-  // True for runtime API calls gpuprobe drops as noise, by CUPTI callback id.
-  static bool is_noise_runtime_call(std::uint32_t cbid);
-  // True for driver API calls gpuprobe keeps, by function name.
-  static bool is_kept_driver_call(const char* name);
 
  private:
   bool decode_fields(const CUpti_Activity& record, GpuActivity* out);
@@ -40,6 +38,7 @@ class ActivityDecoder {
   const char* api_name(CUpti_CallbackDomain domain, std::uint32_t cbid);
 
   CallbackNameFn callback_name_;
+  bool all_api_;
   std::unordered_map<std::string, const char*> kernel_names_;  // mangled -> interned demangled
   std::string key_;  // reused lookup key, so cache hits do not allocate
   std::unordered_map<std::uint64_t, const char*> api_names_;  // domain << 32 | cbid

@@ -2,7 +2,9 @@
 
 #include <atomic>
 
+#include "base/notice.h"
 #include "core/gpu_source.h"
+#include "gpu/cupti/api_selection.h"
 #include "gpuprobe/detail/gate.hpp"
 
 namespace gpuprobe::cupti {
@@ -52,26 +54,13 @@ constexpr KindSpec kKinds[] = {
     {GpuActivityKind::kOverhead, CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD"},
 };
 
-// Runtime calls disabled at the source where CUPTI allows it (CUDA 12.5+), so they cost nothing;
-// the decoder drops them too, for older CUPTI.
-constexpr CUpti_CallbackId kNoiseRuntimeCalls[] = {
-    CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaEventCreate_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaEventCreateWithFlags_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaEventDestroy_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
-};
-
 }  // namespace
 
 CuptiTracer::CuptiTracer(const CuptiLibrary& library, const gpu::ActivityOptions& options)
     : library_(library),
       options_(options),
       pool_(options.buffer_count, options.buffer_bytes, options.max_bytes),
-      decoder_(library.api().get_callback_name) {}
+      decoder_(library.api().get_callback_name, options.all_api) {}
 
 CuptiTracer::~CuptiTracer() {
   if (!finalized_) {
@@ -124,16 +113,58 @@ Status CuptiTracer::start() {
     return fail(s);
   }
   g_pool.store(&pool_, std::memory_order_release);
-  if (options_.kinds & core::gpu_kind_bit(GpuActivityKind::kRuntimeApi)) {
-    for (CUpti_CallbackId cbid : kNoiseRuntimeCalls) api.activity_enable_runtime_api(cbid, 0);
-  }
   for (const KindSpec& k : kKinds) {
     if (!(options_.kinds & core::gpu_kind_bit(k.kind))) continue;
+    const bool api_kind =
+        k.kind == GpuActivityKind::kRuntimeApi || k.kind == GpuActivityKind::kDriverApi;
+    if (api_kind && !options_.all_api) {
+      // The calls nobody reads are never recorded: CUPTI is asked for the others one by one.
+      // Where it cannot be (an older CUPTI), it records the kind whole and the decoder drops
+      // the rest, said once.
+      const Status selected = enable_selected_calls(k.kind == GpuActivityKind::kRuntimeApi);
+      if (selected.ok()) continue;
+      base::print_notice("recording every " + std::string(k.name) + " call and dropping the " +
+                         "unread ones after: " + selected.message());
+    }
     const std::string call = std::string("cuptiActivityEnable(") + k.name + ")";
     if (Status s = check(api.activity_enable(k.cupti), call.c_str()); !s.ok()) return fail(s);
     enabled_.push_back(k.cupti);
   }
   return {};
+}
+
+Status CuptiTracer::enable_selected_calls(bool runtime) {
+  const CuptiApi& api = library_.api();
+  const auto enable = runtime ? api.activity_enable_runtime_api : api.activity_enable_driver_api;
+  const char* call = runtime ? "cuptiActivityEnableRuntimeApi" : "cuptiActivityEnableDriverApi";
+  if (enable == nullptr || api.get_callback_name == nullptr) {
+    return Status::Error(std::string(call) + " is not in this CUPTI");
+  }
+  const CUpti_CallbackDomain domain =
+      runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+  const std::uint32_t ids = runtime ? std::uint32_t{CUPTI_RUNTIME_TRACE_CBID_SIZE}
+                                    : std::uint32_t{CUPTI_DRIVER_TRACE_CBID_SIZE};
+  std::vector<CUpti_CallbackId>& enabled = runtime ? runtime_calls_ : driver_calls_;
+  for (std::uint32_t cbid = 1; cbid < ids; ++cbid) {
+    const char* name = nullptr;
+    if (api.get_callback_name(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+    if (!is_recorded_api(runtime ? ApiDomain::kRuntime : ApiDomain::kDriver, name)) continue;
+    if (Status s = check(enable(cbid, 1), call); !s.ok()) {
+      for (CUpti_CallbackId done : enabled) enable(done, 0);
+      enabled.clear();
+      return s;
+    }
+    enabled.push_back(cbid);
+  }
+  return {};
+}
+
+void CuptiTracer::disable_selected_calls() {
+  const CuptiApi& api = library_.api();
+  for (CUpti_CallbackId cbid : runtime_calls_) api.activity_enable_runtime_api(cbid, 0);
+  for (CUpti_CallbackId cbid : driver_calls_) api.activity_enable_driver_api(cbid, 0);
+  runtime_calls_.clear();
+  driver_calls_.clear();
 }
 
 void CuptiTracer::parse(std::uint8_t* buffer, std::size_t valid, std::vector<GpuActivity>* out) {
@@ -158,6 +189,7 @@ void CuptiTracer::collect(bool final, std::vector<GpuActivity>* out) {
 void CuptiTracer::disable() {
   for (CUpti_ActivityKind kind : enabled_) library_.api().activity_disable(kind);
   enabled_.clear();
+  disable_selected_calls();
 }
 
 void CuptiTracer::finalize() {
