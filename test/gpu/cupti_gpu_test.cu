@@ -204,8 +204,8 @@ int main() {
   CHECK(launch_threads["thread_kernel(int*, int)"] == expected_threads);
   CHECK(launch_threads["direct_kernel(int*, int)"] == std::set<std::int64_t>{gettid()});
 
-  // The calls nobody reads are never recorded, not recorded and dropped: CUPTI was asked for the
-  // others one by one (lib/gpu/cupti/api_selection.cc), so nothing reached the filter.
+  // The calls nobody reads are never recorded, not recorded and dropped: they were switched off
+  // in CUPTI one by one (lib/gpu/cupti/api_selection.cc), so nothing reached the filter.
   std::set<std::string> api_names;
   for (const GpuActivity& a : gpu) {
     if (a.kind == GpuActivityKind::kRuntimeApi || a.kind == GpuActivityKind::kDriverApi)

@@ -2,8 +2,8 @@
 // graphs, host functions), copies and sets, allocations and frees, synchronizations and the waits
 // that block, graph instantiation and module loads — and not the many queries CUDA libraries
 // make around every launch (cudaGetDevice, cudaGetLastError, stream and event queries, the
-// driver calls the runtime makes for itself). CUPTI is asked for these calls only, one callback
-// id at a time, so the rest cost nothing; `cupti=...+all_api` records every call.
+// driver calls the runtime makes for itself). The others are switched off in CUPTI one callback
+// id at a time, so they are never recorded; `cupti=...+all_api` records every call.
 #pragma once
 
 #include <string_view>

@@ -115,25 +115,25 @@ Status CuptiTracer::start() {
   g_pool.store(&pool_, std::memory_order_release);
   for (const KindSpec& k : kKinds) {
     if (!(options_.kinds & core::gpu_kind_bit(k.kind))) continue;
-    const bool api_kind =
-        k.kind == GpuActivityKind::kRuntimeApi || k.kind == GpuActivityKind::kDriverApi;
-    if (api_kind && !options_.all_api) {
-      // The calls nobody reads are never recorded: CUPTI is asked for the others one by one.
-      // Where it cannot be (an older CUPTI), it records the kind whole and the decoder drops
-      // the rest, said once.
-      const Status selected = enable_selected_calls(k.kind == GpuActivityKind::kRuntimeApi);
-      if (selected.ok()) continue;
-      base::print_notice("recording every " + std::string(k.name) + " call and dropping the " +
-                         "unread ones after: " + selected.message());
-    }
     const std::string call = std::string("cuptiActivityEnable(") + k.name + ")";
     if (Status s = check(api.activity_enable(k.cupti), call.c_str()); !s.ok()) return fail(s);
     enabled_.push_back(k.cupti);
+    const bool api_kind =
+        k.kind == GpuActivityKind::kRuntimeApi || k.kind == GpuActivityKind::kDriverApi;
+    if (api_kind && !options_.all_api) {
+      // The calls nobody reads are never recorded: switched off one by one, after the kind
+      // (enabling the kind turns every call back on, which is also what undoes this for the
+      // next session). Where CUPTI cannot, the decoder drops them as they arrive, said once.
+      if (Status s = narrow_api_kind(k.kind == GpuActivityKind::kRuntimeApi); !s.ok()) {
+        base::print_notice("recording every " + std::string(k.name) +
+                           " call and dropping the unread ones after: " + s.message());
+      }
+    }
   }
   return {};
 }
 
-Status CuptiTracer::enable_selected_calls(bool runtime) {
+Status CuptiTracer::narrow_api_kind(bool runtime) {
   const CuptiApi& api = library_.api();
   const auto enable = runtime ? api.activity_enable_runtime_api : api.activity_enable_driver_api;
   const char* call = runtime ? "cuptiActivityEnableRuntimeApi" : "cuptiActivityEnableDriverApi";
@@ -144,27 +144,13 @@ Status CuptiTracer::enable_selected_calls(bool runtime) {
       runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
   const std::uint32_t ids = runtime ? std::uint32_t{CUPTI_RUNTIME_TRACE_CBID_SIZE}
                                     : std::uint32_t{CUPTI_DRIVER_TRACE_CBID_SIZE};
-  std::vector<CUpti_CallbackId>& enabled = runtime ? runtime_calls_ : driver_calls_;
   for (std::uint32_t cbid = 1; cbid < ids; ++cbid) {
     const char* name = nullptr;
     if (api.get_callback_name(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
-    if (!is_recorded_api(runtime ? ApiDomain::kRuntime : ApiDomain::kDriver, name)) continue;
-    if (Status s = check(enable(cbid, 1), call); !s.ok()) {
-      for (CUpti_CallbackId done : enabled) enable(done, 0);
-      enabled.clear();
-      return s;
-    }
-    enabled.push_back(cbid);
+    if (is_recorded_api(runtime ? ApiDomain::kRuntime : ApiDomain::kDriver, name)) continue;
+    if (Status s = check(enable(cbid, 0), call); !s.ok()) return s;
   }
   return {};
-}
-
-void CuptiTracer::disable_selected_calls() {
-  const CuptiApi& api = library_.api();
-  for (CUpti_CallbackId cbid : runtime_calls_) api.activity_enable_runtime_api(cbid, 0);
-  for (CUpti_CallbackId cbid : driver_calls_) api.activity_enable_driver_api(cbid, 0);
-  runtime_calls_.clear();
-  driver_calls_.clear();
 }
 
 void CuptiTracer::parse(std::uint8_t* buffer, std::size_t valid, std::vector<GpuActivity>* out) {
@@ -189,7 +175,6 @@ void CuptiTracer::collect(bool final, std::vector<GpuActivity>* out) {
 void CuptiTracer::disable() {
   for (CUpti_ActivityKind kind : enabled_) library_.api().activity_disable(kind);
   enabled_.clear();
-  disable_selected_calls();
 }
 
 void CuptiTracer::finalize() {

@@ -29,10 +29,9 @@ class CuptiTracer : public gpu::ActivitySource {
 
  private:
   Status check(CUptiResult result, const char* call) const;
-  // Asks CUPTI for the runtime (or driver) calls api_selection.h keeps, one callback id at a
-  // time; on failure undoes its own enables.
-  Status enable_selected_calls(bool runtime);
-  void disable_selected_calls();
+  // With the runtime (or driver) kind enabled: switches off, one callback id at a time, the calls
+  // api_selection.h does not keep.
+  Status narrow_api_kind(bool runtime);
   void parse(std::uint8_t* buffer, std::size_t valid, std::vector<GpuActivity>* out);
 
   const CuptiLibrary& library_;
@@ -40,7 +39,6 @@ class CuptiTracer : public gpu::ActivitySource {
   ActivityBufferPool pool_;
   ActivityDecoder decoder_;
   std::vector<CUpti_ActivityKind> enabled_;
-  std::vector<CUpti_CallbackId> runtime_calls_, driver_calls_;  // enabled one by one
   // Held for the whole session: CUPTI admits one subscriber, so holding it both detects another
   // profiler (torch.profiler, Nsight, compute-sanitizer) at start and keeps one from taking
   // CUPTI's callbacks from under gpuprobe while it records.
