@@ -21,11 +21,11 @@ constexpr std::string_view kRuntime[] = {
 constexpr std::string_view kDriver[] = {
     "cuLaunch",  // cuLaunchKernel(Ex), cuLaunchCooperativeKernel, cuLaunchHostFunc: Triton,
                  // cuBLASLt
-    "cuGraphLaunch",    "cuGraphInstantiate",  "cuMemcpy",           "cuMemset",
-    "cuMemAlloc",       "cuMemFree",           "cuMemHostAlloc",     "cuMemCreate",
-    "cuMemMap",         "cuMemUnmap",          "cuMemRelease",  // expandable segments
+    "cuGraphLaunch", "cuGraphInstantiate", "cuMemcpy", "cuMemset", "cuMemAlloc", "cuMemFree",
+    "cuMemHostAlloc", "cuMemCreate", "cuMemMap", "cuMemUnmap",
+    "cuMemRelease",  // expandable segments
     "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", "cuStreamWaitEvent",
-    "cuModuleLoad",     "cuLibraryLoad",  // code loads: a compile's kernels arriving
+    "cuModuleLoad", "cuLibraryLoad",  // code loads: a compile's kernels arriving
 };
 
 }  // namespace
