@@ -5,27 +5,42 @@ namespace {
 
 // Prefixes of the recorded calls' names. The README's list of recorded calls says the same.
 constexpr std::string_view kRuntime[] = {
-    "cudaLaunch",            // cudaLaunchKernel(ExC), cudaLaunchCooperativeKernel, HostFunc
-    "cudaGraphLaunch",       //
-    "cudaGraphInstantiate",  //
-    "cudaMemcpy",            // every copy, sync and async
-    "cudaMemset",            //
-    "cudaMalloc",            // cudaMalloc, Host, Managed, Async, FromPoolAsync, Pitch, Array
-    "cudaHostAlloc",         //
-    "cudaFree",              // cudaFree, Host, Async, Array
-    "cudaDeviceSynchronize",
-    "cudaStreamSynchronize",
-    "cudaEventSynchronize",
-    "cudaStreamWaitEvent",  // a wait that blocks the stream
+    "cudaLaunch",             // cudaLaunchKernel(ExC), cudaLaunchCooperativeKernel, HostFunc
+    "cudaGraphLaunch",        //
+    "cudaGraphInstantiate",   //
+    "cudaMemcpy",             // every copy, sync and async
+    "cudaMemset",             //
+    "cudaMalloc",             // cudaMalloc, Host, Managed, Async, FromPoolAsync, Pitch, Array
+    "cudaHostAlloc",          //
+    "cudaFree",               // cudaFree, Host, Async, Array
+    "cudaDeviceSynchronize",  //
+    "cudaStreamSynchronize",  //
+    "cudaEventSynchronize",   //
+    "cudaStreamWaitEvent",    // a wait that blocks the stream
+    "cudaStreamCreate",       // rare, and a cost worth seeing when it is not
+    "cudaStreamDestroy",      //
 };
 constexpr std::string_view kDriver[] = {
-    "cuLaunch",  // cuLaunchKernel(Ex), cuLaunchCooperativeKernel, cuLaunchHostFunc: Triton,
-                 // cuBLASLt
-    "cuGraphLaunch", "cuGraphInstantiate", "cuMemcpy", "cuMemset", "cuMemAlloc", "cuMemFree",
-    "cuMemHostAlloc", "cuMemCreate", "cuMemMap", "cuMemUnmap",
-    "cuMemRelease",  // expandable segments
-    "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", "cuStreamWaitEvent",
-    "cuModuleLoad", "cuLibraryLoad",  // code loads: a compile's kernels arriving
+    "cuLaunch",             // cuLaunchKernel(Ex), cooperative, host functions: Triton, cuBLASLt
+    "cuGraphLaunch",        //
+    "cuGraphInstantiate",   //
+    "cuMemcpy",             //
+    "cuMemset",             //
+    "cuMemAlloc",           //
+    "cuMemFree",            //
+    "cuMemHostAlloc",       //
+    "cuMemCreate",          // cuMemCreate, Map, Unmap, Release: PyTorch's expandable segments
+    "cuMemMap",             //
+    "cuMemUnmap",           //
+    "cuMemRelease",         //
+    "cuCtxSynchronize",     //
+    "cuStreamSynchronize",  //
+    "cuEventSynchronize",   //
+    "cuStreamWaitEvent",    //
+    "cuStreamCreate",       //
+    "cuStreamDestroy",      //
+    "cuModuleLoad",         // code loads: a compile's kernels arriving
+    "cuLibraryLoad",        //
 };
 
 }  // namespace

@@ -13,7 +13,8 @@ TEST_CASE("launches, copies, sets, allocations, syncs and blocking waits are rec
         "cudaMemcpy_v3020", "cudaMemsetAsync_v3020", "cudaMalloc_v3020", "cudaMallocAsync_v11020",
         "cudaFree_v3020", "cudaFreeHost_v3020", "cudaHostAlloc_v3020",
         "cudaDeviceSynchronize_v3020", "cudaStreamSynchronize_v3020", "cudaEventSynchronize_v3020",
-        "cudaStreamWaitEvent_v3020"}) {
+        "cudaStreamWaitEvent_v3020", "cudaStreamCreateWithFlags_v5000",
+        "cudaStreamDestroy_v5050"}) {
     CAPTURE(name);
     CHECK(is_recorded_api(ApiDomain::kRuntime, name));
   }
