@@ -88,7 +88,7 @@ install_package() {
 if [ "$part" = serving ]; then
   echo "== serving: a small transformer, eager and compiled, under each recorder"
   install_package
-  PYTHONPATH="$pkg" timeout 400 python3 bench/gpu/torch_serving_bench.py 2>&1 | tee "$out/serving.txt"
+  PYTHONPATH="$pkg" timeout 500 python3 bench/gpu/torch_serving_bench.py 2>&1 | tee "$out/serving.txt"
   exit 0
 fi
 
