@@ -10,25 +10,16 @@
 #include <filesystem>
 
 #include "base/notice.h"
+#include "formats/tensorboard_fields.h"
 #include "sinks/crc32c.h"
 #include "sinks/proto_writer.h"
 
 namespace gpuprobe::sinks {
 namespace {
 
-// Field numbers, from TensorBoard's protos (see third_party/tensorboard/tensorboard_event.proto).
-namespace event {
-constexpr std::uint32_t kWallTime = 1, kStep = 2, kFileVersion = 3, kSummary = 5,
-                        kSourceMetadata = 10;
-}
-namespace value {
-constexpr std::uint32_t kTag = 1, kSimpleValue = 2, kHisto = 5, kMetadata = 9;
-}
-namespace histo {
-constexpr std::uint32_t kMin = 1, kMax = 2, kNum = 3, kSum = 4, kSumSquares = 5, kBucketLimit = 6,
-                        kBucket = 7;
-}
-constexpr int kDataClassScalar = 1, kDataClassTensor = 2;
+using namespace formats::tensorboard;  // field numbers
+using summary::kDataClassScalar;
+using summary::kDataClassTensor;
 
 std::string profile_run_name(std::int64_t start_wall_ns) {
   // XProf's run directories are named by their start time, local time.
@@ -106,7 +97,8 @@ Status TensorBoardSink::open(const TraceInfo& info) {
   ProtoWriter w(&first, &scratch_);
   w.double_value(event::kWallTime, static_cast<double>(info.start_wall_ns) * 1e-9);
   w.bytes(event::kFileVersion, "brain.Event:2");
-  w.message(event::kSourceMetadata, [](ProtoWriter& m) { m.bytes(1, "gpuprobe"); });
+  w.message(event::kSourceMetadata,
+            [](ProtoWriter& m) { m.bytes(event::kSourceWriter, "gpuprobe"); });
   xspace_.start(info);
   return write_record(first);
 }
@@ -156,24 +148,25 @@ Status TensorBoardSink::write_step(const StepSummary& step, const std::vector<Va
   w.varint(event::kStep, static_cast<std::uint64_t>(step_number));
   w.message(event::kSummary, [&](ProtoWriter& summary) {
     for (const Value& v : values) {
-      summary.message(1, [&](ProtoWriter& val) {
-        val.bytes(value::kTag, v.tag);
+      summary.message(summary::kValue, [&](ProtoWriter& val) {
+        val.bytes(summary::kTag, v.tag);
         if (tags_.insert(v.tag).second) {
           // Metadata travels with a tag's first value only.
-          val.message(value::kMetadata, [&](ProtoWriter& meta) {
-            meta.message(1, [&](ProtoWriter& plugin) {
-              plugin.bytes(1, v.histogram != nullptr ? "histograms" : "scalars");
+          val.message(summary::kMetadata, [&](ProtoWriter& meta) {
+            meta.message(summary::kPluginData, [&](ProtoWriter& plugin) {
+              plugin.bytes(summary::kPluginName, v.histogram != nullptr ? "histograms" : "scalars");
             });
-            meta.bytes(3, v.description);
-            meta.varint(4, v.histogram != nullptr ? kDataClassTensor : kDataClassScalar);
+            meta.bytes(summary::kDescription, v.description);
+            meta.varint(summary::kDataClass,
+                        v.histogram != nullptr ? kDataClassTensor : kDataClassScalar);
           });
         }
         if (v.histogram == nullptr) {
-          val.float_value(value::kSimpleValue, v.scalar);
+          val.float_value(summary::kSimpleValue, v.scalar);
           return;
         }
         const RangeSummary& r = *v.histogram;
-        val.message(value::kHisto, [&](ProtoWriter& h) {
+        val.message(summary::kHisto, [&](ProtoWriter& h) {
           h.double_value(histo::kMin, r.min_ms);
           h.double_value(histo::kMax, r.max_ms);
           h.double_value(histo::kNum, static_cast<double>(r.count));

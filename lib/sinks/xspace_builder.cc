@@ -5,6 +5,7 @@
 
 #include "formats/kineto.h"
 #include "formats/steps.h"
+#include "formats/tensorboard_fields.h"
 #include "sinks/proto_writer.h"
 
 namespace gpuprobe::sinks {
@@ -12,24 +13,7 @@ namespace {
 
 using formats::api_thread_tid;
 
-// Field numbers, from XProf's xplane.proto (see third_party/xprof/xplane.proto).
-namespace xspace {
-constexpr std::uint32_t kPlanes = 1, kWarnings = 3, kHostnames = 4;
-}
-namespace xplane {
-constexpr std::uint32_t kId = 1, kName = 2, kLines = 3, kEventMetadata = 4, kStatMetadata = 5,
-                        kStats = 6;
-}
-namespace xline {
-constexpr std::uint32_t kId = 1, kName = 2, kTimestampNs = 3, kEvents = 4, kDurationPs = 9,
-                        kDisplayId = 10;
-}
-namespace xevent {
-constexpr std::uint32_t kMetadataId = 1, kOffsetPs = 2, kDurationPs = 3, kStats = 4;
-}
-namespace xstat {
-constexpr std::uint32_t kMetadataId = 1, kDouble = 2, kInt64 = 4, kStr = 5;
-}
+namespace xp = formats::xplane;  // field numbers
 
 // Line ids of CUDA API calls from threads gpuprobe does not know: CUPTI's thread id, offset so
 // they never meet a gettid().
@@ -85,14 +69,14 @@ XSpaceBuilder::Plane& XSpaceBuilder::device_plane(std::uint32_t device) {
       for (const auto& [name, value] : caps) {
         std::string stat;
         ProtoWriter w(&stat, nullptr);
-        w.varint(xstat::kMetadataId, static_cast<std::uint64_t>(stat_id(plane, name)));
-        w.varint(xstat::kInt64, static_cast<std::uint64_t>(value));
+        w.varint(xp::stat::kMetadataId, static_cast<std::uint64_t>(stat_id(plane, name)));
+        w.varint(xp::stat::kInt64, static_cast<std::uint64_t>(value));
         plane.plane_stats.emplace_back(0, std::move(stat));
       }
       std::string stat;
       ProtoWriter w(&stat, nullptr);
-      w.varint(xstat::kMetadataId, static_cast<std::uint64_t>(stat_id(plane, "device_name")));
-      w.bytes(xstat::kStr, d.name);
+      w.varint(xp::stat::kMetadataId, static_cast<std::uint64_t>(stat_id(plane, "device_name")));
+      w.bytes(xp::stat::kStr, d.name);
       plane.plane_stats.emplace_back(0, std::move(stat));
     }
   }
@@ -114,27 +98,27 @@ void XSpaceBuilder::add_event(Plane& plane, std::int64_t line_id, const std::str
   // Encoded into buffers kept across events: no allocation per event once they have grown.
   event_.clear();
   ProtoWriter w(&event_, &scratch_);
-  w.varint(xevent::kMetadataId, static_cast<std::uint64_t>(event_id(plane, name)));
-  w.varint(xevent::kOffsetPs, static_cast<std::uint64_t>(offset_ps));
-  if (duration_ps != 0) w.varint(xevent::kDurationPs, static_cast<std::uint64_t>(duration_ps));
+  w.varint(xp::event::kMetadataId, static_cast<std::uint64_t>(event_id(plane, name)));
+  w.varint(xp::event::kOffsetPs, static_cast<std::uint64_t>(offset_ps));
+  if (duration_ps != 0) w.varint(xp::event::kDurationPs, static_cast<std::uint64_t>(duration_ps));
   for (const Stat& s : stats) {
-    w.message(xevent::kStats, [&](ProtoWriter& sw) {
-      sw.varint(xstat::kMetadataId, static_cast<std::uint64_t>(stat_id(plane, s.name)));
+    w.message(xp::event::kStats, [&](ProtoWriter& sw) {
+      sw.varint(xp::stat::kMetadataId, static_cast<std::uint64_t>(stat_id(plane, s.name)));
       switch (s.kind) {
         case Stat::kInt:
-          sw.varint(xstat::kInt64, static_cast<std::uint64_t>(s.i));
+          sw.varint(xp::stat::kInt64, static_cast<std::uint64_t>(s.i));
           break;
         case Stat::kDouble:
-          sw.double_value(xstat::kDouble, s.d);
+          sw.double_value(xp::stat::kDouble, s.d);
           break;
         case Stat::kString:
-          sw.bytes(xstat::kStr, s.s);
+          sw.bytes(xp::stat::kStr, s.s);
           break;
       }
     });
   }
   const std::size_t before = line.events.size();
-  ProtoWriter(&line.events, nullptr).bytes(xline::kEvents, event_);
+  ProtoWriter(&line.events, nullptr).bytes(xp::line::kEvents, event_);
   bytes_ += line.events.size() - before;
   line.end_ps = std::max(line.end_ps, offset_ps + duration_ps);
 }
@@ -219,20 +203,20 @@ std::string XSpaceBuilder::encode_plane_tail(const Plane& plane) const {
   std::string tail;
   std::vector<std::string> scratch(3);
   ProtoWriter w(&tail, &scratch);
-  // Map entries: key 1, value 2 (an XEventMetadata or XStatMetadata: id 1, name 2).
+  // Map entries: an id, and an XEventMetadata or XStatMetadata of that id and its name.
   for (const auto* table : {&events, &stats}) {
     for (const auto& entry : *table) {
-      w.message(table == &events ? xplane::kEventMetadata : xplane::kStatMetadata,
+      w.message(table == &events ? xp::plane::kEventMetadata : xp::plane::kStatMetadata,
                 [&](ProtoWriter& e) {
-                  e.varint(1, static_cast<std::uint64_t>(entry.first));
-                  e.message(2, [&](ProtoWriter& m) {
-                    m.varint(1, static_cast<std::uint64_t>(entry.first));
-                    m.bytes(2, *entry.second);
+                  e.varint(xp::plane::kMapKey, static_cast<std::uint64_t>(entry.first));
+                  e.message(xp::plane::kMapValue, [&](ProtoWriter& m) {
+                    m.varint(xp::metadata::kId, static_cast<std::uint64_t>(entry.first));
+                    m.bytes(xp::metadata::kName, *entry.second);
                   });
                 });
     }
   }
-  for (const auto& [unused, stat] : plane.plane_stats) w.bytes(xplane::kStats, stat);
+  for (const auto& [unused, stat] : plane.plane_stats) w.bytes(xp::plane::kStats, stat);
   return tail;
 }
 
@@ -249,27 +233,27 @@ Status XSpaceBuilder::write_to(OutputFile& out, const Stats& stats) {
     // Each line's header, then the plane's size, so its events go out without being copied.
     std::string head;
     ProtoWriter hw(&head, nullptr);
-    hw.varint(xplane::kId, static_cast<std::uint64_t>(plane->id));
-    hw.bytes(xplane::kName, plane->name);
+    hw.varint(xp::plane::kId, static_cast<std::uint64_t>(plane->id));
+    hw.bytes(xp::plane::kName, plane->name);
     std::vector<std::string> line_heads;
     std::size_t plane_size = head.size();
     for (const auto& [id, line] : plane->lines) {
       std::string lh;
       ProtoWriter lw(&lh, nullptr);
-      lw.varint(xline::kId, static_cast<std::uint64_t>(id));
-      lw.bytes(xline::kName, line.name);
-      lw.varint(xline::kTimestampNs, static_cast<std::uint64_t>(info_.start_wall_ns));
-      lw.varint(xline::kDurationPs, static_cast<std::uint64_t>(line.end_ps));
+      lw.varint(xp::line::kId, static_cast<std::uint64_t>(id));
+      lw.bytes(xp::line::kName, line.name);
+      lw.varint(xp::line::kTimestampNs, static_cast<std::uint64_t>(info_.start_wall_ns));
+      lw.varint(xp::line::kDurationPs, static_cast<std::uint64_t>(line.end_ps));
       const std::size_t line_size = lh.size() + line.events.size();
       std::string framed;
-      append_field_header(&framed, xplane::kLines, line_size);
+      append_field_header(&framed, xp::plane::kLines, line_size);
       framed += lh;
       plane_size += framed.size() + line.events.size();
       line_heads.push_back(std::move(framed));
     }
     const std::string tail = encode_plane_tail(*plane);
     plane_size += tail.size();
-    append_field_header(&buf, xspace::kPlanes, plane_size);
+    append_field_header(&buf, xp::xspace::kPlanes, plane_size);
     buf += head;
     std::size_t i = 0;
     for (const auto& [id, line] : plane->lines) {
@@ -281,20 +265,20 @@ Status XSpaceBuilder::write_to(OutputFile& out, const Stats& stats) {
   }
   ProtoWriter w(&buf, nullptr);
   if (dropped_ != 0) {
-    w.bytes(xspace::kWarnings, "gpuprobe: " + std::to_string(dropped_) +
-                                   " events left out: the XSpace reached its size limit of " +
-                                   std::to_string(max_bytes_ >> 20) + " MiB");
+    w.bytes(xp::xspace::kWarnings, "gpuprobe: " + std::to_string(dropped_) +
+                                       " events left out: the XSpace reached its size limit of " +
+                                       std::to_string(max_bytes_ >> 20) + " MiB");
   }
   if (stats.dropped != 0) {
-    w.bytes(xspace::kWarnings, "gpuprobe: " + std::to_string(stats.dropped) +
-                                   " events dropped because thread rings were full");
+    w.bytes(xp::xspace::kWarnings, "gpuprobe: " + std::to_string(stats.dropped) +
+                                       " events dropped because thread rings were full");
   }
   const std::uint64_t gpu_lost = stats.gpu.dropped;
   if (gpu_lost != 0) {
-    w.bytes(xspace::kWarnings,
+    w.bytes(xp::xspace::kWarnings,
             "gpuprobe: " + std::to_string(gpu_lost) + " GPU activity records lost");
   }
-  w.bytes(xspace::kHostnames, host_name());
+  w.bytes(xp::xspace::kHostnames, host_name());
   return {};
 }
 
