@@ -48,6 +48,17 @@ Status load_cupti(const std::string& explicit_path, void** handle, std::string* 
     *path = explicit_path;
     return {};
   }
+  // A libcupti the process has loaded already is the one to use: torch's libtorch_cuda.so links
+  // its own (libcupti.so.13 from the nvidia-cuda-cupti wheel), and a second copy from the
+  // toolkit would be a second CUPTI in the process, each with its own state toward the driver —
+  // the suspected reason torch.profiler found CUPTI taken after a gpuprobe session stopped.
+  for (const char* soname : {"libcupti.so.13", "libcupti.so.12", "libcupti.so"}) {
+    *handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (*handle != nullptr) {
+      *path = std::string(soname) + " (already loaded in this process)";
+      return {};
+    }
+  }
   std::string first_error;
   for (const std::string& candidate : candidate_paths()) {
     *handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);

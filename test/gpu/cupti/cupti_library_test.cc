@@ -2,6 +2,8 @@
 // CUDA device; a session then records CPU events and says "CUPTI unavailable" once.
 #include "gpu/cupti/cupti_library.h"
 
+#include <dlfcn.h>
+
 #include <memory>
 #include <string>
 
@@ -39,6 +41,28 @@ TEST_CASE("The usual search finds libcupti, or says it did not; without a GPU it
   INFO(s.message());
   REQUIRE((contains(s.message(), "libcupti not found") || contains(s.message(), "no CUDA driver") ||
            contains(s.message(), "no CUDA device")));
+}
+
+TEST_CASE("A libcupti the process has loaded already is used, not a second copy") {
+  // torch links its own libcupti; loading the toolkit's beside it makes two CUPTIs in one process.
+  std::string found;
+  for (const char* path :
+       {"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so", "/usr/local/cuda/lib64/libcupti.so",
+        "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so"}) {
+    if (void* h = dlopen(path, RTLD_NOW | RTLD_GLOBAL)) {
+      found = path;
+      static_cast<void>(h);  // kept loaded, as torch's would be
+      break;
+    }
+  }
+  if (found.empty()) {
+    WARN("skipped: no libcupti on this machine to preload (the GPU machine runs this)");
+    return;
+  }
+  CuptiLibrary lib;
+  static_cast<void>(CuptiLibrary::open("", &lib));  // without a GPU it stops at the driver
+  INFO("preloaded " << found << ", opened " << lib.path());
+  REQUIRE(contains(lib.path(), "already loaded in this process"));
 }
 
 TEST_CASE("Without CUPTI a session says so once and records CPU events") {
