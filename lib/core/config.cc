@@ -151,10 +151,11 @@ Status apply_names(std::string_view v, Config& c) {
   return {};
 }
 
+// `cupti=...+all_api` is not an activity kind: runtime and driver calls, every one of them (by
+// default only those gpu/cupti/api_selection.h keeps). A bit past every kind's while parsing.
+constexpr std::uint32_t kAllApi = 1u << 31;
+
 Status apply_cupti(std::string_view v, Config& c) {
-  // `all_api` is not an activity kind: runtime and driver calls, every one of them (by default
-  // only those gpu/cupti/api_selection.h keeps).
-  constexpr std::uint32_t kAllApi = 1u << 31;
   const auto bit_of = [](std::string_view name) -> std::optional<std::uint32_t> {
     static constexpr std::pair<std::string_view, GpuActivityKind> kNames[] = {
         {"kernel", GpuActivityKind::kKernel},    {"memcpy", GpuActivityKind::kMemcpy},
