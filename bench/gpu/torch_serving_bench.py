@@ -92,6 +92,9 @@ def child(recorder, pairs, requests):
             rec, base = recorded(requests), serve(requests)
         out["none"].append(base)
         out["added"].append(rec - base)
+    # Which libcupti files the process has mapped: more than one is two CUPTIs in one process.
+    with open("/proc/self/maps") as maps:
+        out["libcupti"] = sorted({ln.split()[-1] for ln in maps if "libcupti" in ln})
     print(json.dumps(out))
 
 
@@ -125,7 +128,9 @@ def main():
             results[recorder].append(statistics.median(last[recorder]["added"]))
     events = last["torch.profiler (CPU+CUDA)"].get("cuda_events", 0)
     if events == 0:
-        print("INVALID: torch.profiler recorded no CUDA event (it did not get CUPTI)")
+        mapped = ", ".join(last["torch.profiler (CPU+CUDA)"]["libcupti"]) or "none"
+        print(f"INVALID: torch.profiler recorded no CUDA event (it did not get CUPTI); "
+              f"libcupti mapped: {mapped}")
         return 1
     base = statistics.median(x for r in last.values() for x in r["none"])
     torch_added = statistics.median(results["torch.profiler (CPU+CUDA)"])
@@ -141,6 +146,8 @@ def main():
         if "stats" in out:
             print(f"{r} (last round): {out['stats']}")
     print(f"torch.profiler (last round): {events} CUDA events")
+    for r, out in last.items():
+        print(f"{r}: libcupti mapped: {', '.join(out['libcupti']) or 'none'}")
     share = statistics.median(results["gpuprobe cupti=all"]) / torch_added
     print(f"serving: gpuprobe cupti=all adds {share:.2f}x what torch.profiler adds "
           f"(target <= 0.30)")
