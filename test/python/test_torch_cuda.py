@@ -84,3 +84,37 @@ def test_compiled_model_kernels_and_compile_report(tmp_path):
     assert kernels  # inductor's triton kernels (and cuBLAS) as CUPTI saw them
     result = gt.compare(model, compiled, x, rtol=1e-3, atol=1e-3)
     assert result.passed and result.speedup > 0
+
+
+# In a process of its own: once torch.profiler has profiled, it keeps CUPTI for the process.
+_PROFILER_AFTER_GPUPROBE = """
+import torch
+from torch.profiler import ProfilerActivity, profile
+import gpuprobe
+x = torch.zeros(1024, device="cuda")
+with gpuprobe.Session("cupti=all") as s:
+    for _ in range(10):
+        x.add_(1)
+    torch.cuda.synchronize()
+assert s.stats()["gpu"]["status"] == "cupti", s.stats()["gpu"]["status"]
+with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
+    for _ in range(10):
+        x.add_(1)
+    torch.cuda.synchronize()
+kernels = sum(1 for e in p.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+with open("/proc/self/maps") as maps:
+    mapped = sorted({ln.split()[-1] for ln in maps if "libcupti" in ln})
+print(kernels, mapped)
+assert kernels >= 10, (kernels, mapped)
+"""
+
+
+def test_torch_profiler_gets_cupti_after_a_gpuprobe_session():
+    # gpuprobe must leave CUPTI as it found it: a torch.profiler later in the same process
+    # records CUDA activity (seen failing on the H200 when gpuprobe had loaded a second libcupti
+    # beside torch's).
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-c", _PROFILER_AFTER_GPUPROBE], capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
