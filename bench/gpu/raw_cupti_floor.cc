@@ -21,6 +21,7 @@ std::mutex g_mu;
 std::vector<std::uint8_t*> g_free;
 std::atomic<std::uint64_t> g_kernels{0};
 bool g_runtime = false;
+bool g_driver = false;
 bool g_malloc = false;
 std::atomic<bool> g_flushing{false};
 std::thread g_flusher;
@@ -75,6 +76,7 @@ bool start(const Options& options) {
   }
   g_kernels = 0;
   g_runtime = options.runtime;
+  g_driver = options.driver;
   g_malloc = options.malloc_buffers;
   if (options.tsc_timestamps &&
       !ok(cuptiActivityRegisterTimestampCallback(&tsc), "timestamp callback")) {
@@ -83,7 +85,9 @@ bool start(const Options& options) {
   const bool started =
       ok(cuptiActivityRegisterCallbacks(&requested, &completed), "register callbacks") &&
       ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enable kernel") &&
-      (!options.runtime || ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME), "enable runtime"));
+      (!options.runtime ||
+       ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME), "enable runtime")) &&
+      (!options.driver || ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER), "enable driver"));
   if (started && options.flush_ms > 0) {
     g_flushing = true;
     g_flusher = std::thread([period = options.flush_ms] {
@@ -102,6 +106,7 @@ std::uint64_t stop() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (g_runtime) cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
+  if (g_driver) cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
   cuptiFinalize();
   return g_kernels.load();
 }

@@ -13,6 +13,7 @@ struct Options {
   bool tsc_timestamps = false;  // stamp records with rdtsc through the timestamp callback
   int flush_ms = 0;             // > 0: a thread calls cuptiActivityFlushAll(0) this often
   bool malloc_buffers = false;  // a new buffer per request, freed when CUPTI hands it back
+  bool driver = false;          // also DRIVER records (Triton and cuBLASLt launch through it)
 };
 
 // Enables CONCURRENT_KERNEL (and more, per `options`). Returns false on a CUPTI error.

@@ -1,35 +1,62 @@
 """GPU tracing's cost on the workload users run: a small transformer served request by request,
-part eager (cuBLAS GEMMs, many small elementwise kernels) and part torch.compile'd (Triton
-kernels, launched through the driver API), under each recorder against no recorder.
+part eager (cuBLAS GEMMs, many small elementwise kernels, a section of tiny kernels) and part
+torch.compile'd (Triton kernels, launched through the driver API), under each recorder against no
+recorder.
 
 CUPTI takes one subscriber per process, and torch.profiler (Kineto) keeps its subscription for
 the rest of the process once it has profiled — and cannot get one in a process where gpuprobe
 recorded GPU activity before (both seen on the H200). So each recorder runs in processes of its
 own: a child serves rounds of requests alternating no recorder and its recorder (the order
-swapped every pair), and reports the time the recorder added, the median of its pairs'
-differences; the parent starts the children in turn, the recorders' order rotated each round,
-and prints per recorder the median added time and its share of torch.profiler's. A
+swapped every pair), and reports what the recorder added, the median of its pairs' differences:
+wall time per request, and of it the time the host took to enqueue the request's work (before it
+waits for the answer: CPU cost per launch shows there). The parent starts the children in turn,
+the recorders' order rotated each round, and prints per recorder the median added time, its
+share of torch.profiler's, added time per kernel, records per kernel and kernels attributed. A
 torch.profiler that recorded no CUDA event (no CUPTI) makes the run fail rather than look cheap.
     python3 bench/gpu/torch_serving_bench.py [--rounds N] [--pairs N] [--requests N]
+        [--recorders NAME,NAME...]   (default: the issue's four; --list shows every recorder)
+Environment: GPUPROBE_CLI (the gpuprobe command: counts each trace's kernels),
+GPUPROBE_RAW_CUPTI (libraw_cupti_floor.so: the raw CUPTI floor recorders).
 """
 import argparse
+import ctypes
 import json
+import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-RECORDERS = ["gpuprobe ranges only", "gpuprobe cupti=all", "gpuprobe cupti=all+all_api",
-             "torch.profiler (CPU+CUDA)"]
-GPUPROBE_CONFIG = {"gpuprobe ranges only": "ring=65536", "gpuprobe cupti=all": "cupti=all",
-                   "gpuprobe cupti=all+all_api": "cupti=all+all_api"}
+TORCH_FULL = "torch.profiler (CPU+CUDA)"
+GPUPROBE_ALL = "gpuprobe cupti=all"
+# name -> (kind, setting): gpuprobe's config, torch.profiler's activities, the raw floor's kinds.
+RECORDERS = {
+    "gpuprobe ranges only": ("gpuprobe", "ring=65536,perfetto={trace}"),
+    GPUPROBE_ALL: ("gpuprobe", "cupti=all,perfetto={trace}"),
+    "gpuprobe kernel+memcpy+memset+runtime+driver": (
+        "gpuprobe", "cupti=kernel+memcpy+memset+runtime+driver,perfetto={trace}"),
+    "gpuprobe cupti=all, API activity records": (
+        "gpuprobe", "cupti=all,cupti_api=activity,perfetto={trace}"),
+    "gpuprobe cupti=all+all_api": ("gpuprobe", "cupti=all+all_api,perfetto={trace}"),
+    "gpuprobe cupti=kernel": ("gpuprobe", "cupti=kernel,perfetto={trace}"),
+    "gpuprobe cupti=all (no sink)": ("gpuprobe", "cupti=all"),
+    TORCH_FULL: ("torch", "cpu+cuda"),
+    "torch.profiler (CUDA only)": ("torch", "cuda"),
+    "raw CUPTI kernel (floor)": ("raw", 0),
+    "raw CUPTI kernel+runtime+driver (floor)": ("raw", 3),
+}
+# The issue's four (no recorder is each pair's other half), the floor CUPTI itself sets, and the
+# way API calls were recorded before.
+DEFAULT = [GPUPROBE_ALL, "gpuprobe kernel+memcpy+memset+runtime+driver", TORCH_FULL,
+           "raw CUPTI kernel (floor)", "gpuprobe cupti=all, API activity records"]
 
 
-def child(recorder, pairs, requests):
+def workload():
+    """The served model and serve(n) -> (median wall ms, median enqueue ms) of n requests."""
     import torch
     from torch import nn
-    from torch.profiler import ProfilerActivity, profile
 
     import gpuprobe
 
@@ -50,39 +77,85 @@ def child(recorder, pairs, requests):
     head = torch.compile(
         nn.Sequential(nn.Linear(d, 2 * d), nn.SiLU(), nn.Linear(2 * d, d), nn.Tanh()).cuda())
     x = torch.randn(8, 64, d, device="cuda")
+    bias = torch.zeros(d, device="cuda")
 
     def serve(n):
-        times = []
+        walls, enqueues = [], []
         with torch.no_grad():
             for _ in range(n):
                 t0 = time.perf_counter()
                 with gpuprobe.range("request"):
                     y = blocks(x)
-                    (head(y) + y.mean()).sum().item()  # the response goes back to the host
-                times.append(time.perf_counter() - t0)
-        return statistics.median(times[len(times) // 5:]) * 1e3  # ms, warm part
+                    for _ in range(8):  # tiny kernels: eager elementwise ops on a small vector
+                        bias.mul_(0.5).add_(1e-3)
+                    answer = head(y) + y.mean() + bias.sum()
+                    t1 = time.perf_counter()
+                    answer.sum().item()  # the response goes back to the host
+                t2 = time.perf_counter()
+                walls.append(t2 - t0)
+                enqueues.append(t1 - t0)
+        warm = n // 5
+        return (statistics.median(walls[warm:]) * 1e3, statistics.median(enqueues[warm:]) * 1e3)
 
     serve(20)  # compiles and warms up outside any measurement
-    out = {"recorder": recorder, "added": [], "none": []}
+    return serve
+
+
+def drops(requests):
+    """Records lost per activity kind set, sessions one after another in one process."""
+    import gpuprobe
+    serve = workload()
+    for kinds in ["all", "kernel+memcpy+memset+runtime+driver",
+                  "kernel+memcpy+memset+runtime+driver+sync",
+                  "kernel+memcpy+memset+runtime+driver+overhead"]:
+        s = gpuprobe.Session(f"cupti={kinds}")
+        serve(requests)
+        s.stop()
+        g = s.stats()["gpu"]
+        print(f"drops: cupti={kinds}: records {g['records']}, dropped {g['dropped']}, "
+              f"untimed {g['untimed']}, buffers refused {g['buffers_exhausted']}")
+
+
+def child(recorder, pairs, requests):
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    import gpuprobe
+
+    kind, setting = RECORDERS[recorder]
+    serve = workload()
+    out = {"recorder": recorder, "added": [], "added_enqueue": [], "none": [], "requests": requests}
     tmp = tempfile.mkdtemp()
+    raw = ctypes.CDLL(os.environ["GPUPROBE_RAW_CUPTI"]) if kind == "raw" else None
 
     def recorded(n):
-        if recorder == "torch.profiler (CPU+CUDA)":
-            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
-                ms = serve(n)
+        if kind == "torch":
+            activities = [ProfilerActivity.CUDA]
+            if setting == "cpu+cuda":
+                activities.append(ProfilerActivity.CPU)
+            with profile(activities=activities) as p:
+                timed = serve(n)
             # Counted after the timed part.
-            out["cuda_events"] = sum(
+            out["kernels"] = sum(
                 1 for e in p.events() if e.device_type == torch.autograd.DeviceType.CUDA)
-            return ms
-        s = gpuprobe.Session(f"{GPUPROBE_CONFIG[recorder]},perfetto={tmp}/serve.pftrace")
+            return timed
+        if kind == "raw":
+            if raw.raw_cupti_start(setting) != 1:
+                raise RuntimeError("raw CUPTI did not start")
+            try:
+                return serve(n)
+            finally:
+                out["kernels"] = raw.raw_cupti_stop()
+        out["trace"] = f"{tmp}/serve.pftrace" if "{trace}" in setting else None
+        s = gpuprobe.Session(setting.format(trace=out["trace"]))
         try:
             return serve(n)
         finally:
             s.stop()
             st = s.stats()
             out["stats"] = {k: st["gpu"][k] for k in
-                            ("status", "records", "dropped", "filtered", "attributed",
-                             "unattributed")}
+                            ("status", "records", "dropped", "untimed", "filtered", "attributed",
+                             "unattributed", "buffers_exhausted")}
             out["stats"]["events_dropped"] = st["dropped"]
 
     for i in range(pairs):
@@ -90,21 +163,38 @@ def child(recorder, pairs, requests):
             base, rec = serve(requests), recorded(requests)
         else:
             rec, base = recorded(requests), serve(requests)
-        out["none"].append(base)
-        out["added"].append(rec - base)
+        out["none"].append(base[0])
+        out["added"].append(rec[0] - base[0])
+        out["added_enqueue"].append(rec[1] - base[1])
     # Which libcupti files the process has mapped: more than one is two CUPTIs in one process.
     with open("/proc/self/maps") as maps:
         out["libcupti"] = sorted({ln.split()[-1] for ln in maps if "libcupti" in ln})
     print(json.dumps(out))
 
 
+def kernels_in(trace):
+    """The kernel count `gpuprobe info` reads from a trace, or None without the command."""
+    cli = os.environ.get("GPUPROBE_CLI")
+    if not cli or not trace or not os.path.exists(trace):
+        return None
+    info = subprocess.run([cli, "info", trace], capture_output=True, text=True).stdout
+    m = re.search(r"^\s*kernel\s+(\d+)$", info, re.M)
+    return int(m.group(1)) if m else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--pairs", type=int, default=4)
     ap.add_argument("--requests", type=int, default=60)
+    ap.add_argument("--recorders", default=",".join(DEFAULT))
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--drops", action="store_true", help="records lost per kind set, then exit")
     ap.add_argument("--recorder", help=argparse.SUPPRESS)  # a child's recorder
     args = ap.parse_args()
+    if args.list:
+        print("\n".join(RECORDERS))
+        return 0
     import torch
     if not torch.cuda.is_available():
         print("skipped: no CUDA device")
@@ -112,10 +202,24 @@ def main():
     if args.recorder:
         child(args.recorder, args.pairs, args.requests)
         return 0
-    results = {r: [] for r in RECORDERS}
+    if args.drops:
+        drops(args.requests)
+        return 0
+    chosen = args.recorders.split(",")
+    unknown = [r for r in chosen if r not in RECORDERS]
+    if unknown or TORCH_FULL not in chosen:
+        print(f"unknown recorders {unknown} (--list); {TORCH_FULL!r} is the reference")
+        return 2
+    if any(RECORDERS[r][0] == "raw" for r in chosen) and not os.environ.get("GPUPROBE_RAW_CUPTI"):
+        print("the raw CUPTI floor needs GPUPROBE_RAW_CUPTI (build-gpu/bench/gpu/libraw_cupti_floor.so)")
+        return 2
+    results = {r: [] for r in chosen}
+    enqueue = {r: [] for r in chosen}
     last = {}
     for rnd in range(args.rounds):
-        order = RECORDERS[rnd % len(RECORDERS):] + RECORDERS[:rnd % len(RECORDERS)]
+        order = chosen[rnd % len(chosen):] + chosen[:rnd % len(chosen)]
+        if rnd % 2:
+            order.reverse()
         for recorder in order:
             run = subprocess.run(
                 [sys.executable, __file__, "--recorder", recorder, "--pairs", str(args.pairs),
@@ -126,31 +230,52 @@ def main():
                 return 1
             last[recorder] = json.loads(lines[-1])
             results[recorder].append(statistics.median(last[recorder]["added"]))
-    events = last["torch.profiler (CPU+CUDA)"].get("cuda_events", 0)
-    if events == 0:
-        mapped = ", ".join(last["torch.profiler (CPU+CUDA)"]["libcupti"]) or "none"
+            enqueue[recorder].append(statistics.median(last[recorder]["added_enqueue"]))
+    torch_kernels = last[TORCH_FULL].get("kernels", 0)
+    if torch_kernels == 0:
+        mapped = ", ".join(last[TORCH_FULL]["libcupti"]) or "none"
         print(f"INVALID: torch.profiler recorded no CUDA event (it did not get CUPTI); "
               f"libcupti mapped: {mapped}")
         return 1
+    for out in last.values():
+        if out.get("trace"):
+            out["kernels"] = kernels_in(out["trace"])
     base = statistics.median(x for r in last.values() for x in r["none"])
-    torch_added = statistics.median(results["torch.profiler (CPU+CUDA)"])
-    print(f"torch {torch.__version__}; {args.rounds} rounds x {len(RECORDERS)} recorders, each a "
-          f"process of {args.pairs} pairs x {args.requests} requests; a request: 2 eager blocks "
-          f"and a compiled head, batch 8 x 64 x 256; no recorder {base:.3f} ms")
-    print(f"{'recorder':30} {'added ms':>9} {'per process':>22} {'x torch.profiler':>17}")
-    for r in RECORDERS:
+    torch_added = statistics.median(results[TORCH_FULL])
+    per_request = torch_kernels / args.requests
+    print(f"torch {torch.__version__}; {args.rounds} rounds x {len(chosen)} recorders, each a "
+          f"process of {args.pairs} pairs x {args.requests} requests; a request: 2 eager blocks, "
+          f"16 tiny kernels and a compiled head, batch 8 x 64 x 256, {per_request:.1f} GPU "
+          f"activities (torch.profiler's count); no recorder {base:.3f} ms")
+    print(f"{'recorder':44} {'added ms':>8} {'each round':>20} {'x torch':>7} {'enqueue':>7} "
+          f"{'us/kernel':>9} {'rec/kernel':>10} {'attributed':>12} {'lost':>4}")
+    for r in chosen:
         added = statistics.median(results[r])
         each = " ".join(f"{a:.3f}" for a in results[r])
-        print(f"{r:30} {added:9.3f} {each:>22} {added / torch_added:17.2f}")
+        out = last[r]
+        kernels = out.get("kernels")
+        st = out.get("stats", {})
+        rec_per = (f"{st['records'] / kernels:.2f}" if kernels and st.get("status") == "cupti"
+                   else "")
+        attributed = (f"{st['attributed']}/{st['attributed'] + st['unattributed']}"
+                      if st.get("status") == "cupti" else "")
+        lost = st.get("dropped", "") if st.get("status") == "cupti" else ""
+        us_per = f"{added * 1e3 / per_request:.2f}"
+        print(f"{r:44} {added:8.3f} {each:>20} {added / torch_added:7.2f} "
+              f"{statistics.median(enqueue[r]):7.3f} {us_per:>9} {rec_per:>10} {attributed:>12} "
+              f"{lost!s:>4}")
     for r, out in last.items():
         if "stats" in out:
-            print(f"{r} (last round): {out['stats']}")
-    print(f"torch.profiler (last round): {events} CUDA events")
-    for r, out in last.items():
-        print(f"{r}: libcupti mapped: {', '.join(out['libcupti']) or 'none'}")
-    share = statistics.median(results["gpuprobe cupti=all"]) / torch_added
-    print(f"serving: gpuprobe cupti=all adds {share:.2f}x what torch.profiler adds "
-          f"(target <= 0.30)")
+            print(f"{r} (last round): {out['stats']}, kernels {out.get('kernels')}")
+        elif "kernels" in out:
+            print(f"{r} (last round): {out['kernels']} kernels (or CUDA events)")
+    mapped = {", ".join(out["libcupti"]) for out in last.values()}
+    print(f"libcupti mapped: {' | '.join(sorted(mapped))}")
+    if GPUPROBE_ALL in results:
+        shares = [a / t for a, t in zip(results[GPUPROBE_ALL], results[TORCH_FULL])]
+        share = statistics.median(results[GPUPROBE_ALL]) / torch_added
+        print(f"serving: gpuprobe cupti=all adds {share:.2f}x what torch.profiler adds "
+              f"(per round {' '.join(f'{x:.2f}' for x in shares)}; target <= 0.30)")
     return 0
 
 

@@ -108,8 +108,9 @@ struct GpuStats {
   /// which no range was found.
   std::uint64_t attributed = 0;
   std::uint64_t unattributed = 0;
-  /// gpuprobe::launch() kernels that could not be timed without CUPTI (their CUDA events failed,
-  /// or had not completed when the session stopped).
+  /// GPU work that could not be timed: records CUPTI handed back without timestamps (also in
+  /// `dropped`), and gpuprobe::launch() kernels timed without CUPTI whose CUDA events failed or
+  /// had not completed when the session stopped.
   std::uint64_t untimed = 0;
 };
 

@@ -36,7 +36,8 @@ Event decode(const detail::Record& r, std::uint32_t thread) noexcept {
       e.end = r.end;
       e.value = r.arg;
       break;
-    case detail::RecordKind::kTrackName:  // not an event: drain() handles it before decoding
+    case detail::RecordKind::kTrackName:  // not events: drain() handles them before decoding
+    case detail::RecordKind::kGpuCall:
       break;
   }
   return e;
@@ -133,6 +134,7 @@ void Collector::drain(bool final) {
       }
       const std::uint32_t index = ring->index;
       const std::int64_t os_tid = ring->os_tid;
+      const std::uint32_t pthread_id = ring->pthread_id;
       std::uint64_t elsewhere = 0;  // records that are not events of this thread's own row
       const std::uint64_t n = ring->ring.drain([&](const detail::Record& r) {
         std::uint32_t row = index;
@@ -141,6 +143,13 @@ void Collector::drain(bool final) {
           const std::uint32_t named = track_row(r.arg);
           std::lock_guard<std::mutex> lock(stats_mu_);
           rows_[named].name = r.site->name;
+          return;
+        }
+        if (r.kind == detail::RecordKind::kGpuCall) {
+          // The GPU source turns it into an API record, delivered with the GPU work it launched.
+          ++elsewhere;
+          if (options_.gpu != nullptr)
+            options_.gpu->add_api_call(os_tid, pthread_id, r.begin, r.end, r.site, r.arg);
           return;
         }
         if (r.kind == detail::RecordKind::kRange) {

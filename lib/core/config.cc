@@ -186,6 +186,17 @@ Status apply_cupti(std::string_view v, Config& c) {
   return {};
 }
 
+Status apply_cupti_api(std::string_view v, Config& c) {
+  if (v == "callbacks") {
+    c.gpu_api_callbacks = true;
+  } else if (v == "activity") {
+    c.gpu_api_callbacks = false;
+  } else {
+    return bad_value("cupti_api", v, "callbacks or activity");
+  }
+  return {};
+}
+
 Status apply_cupti_buffers(std::string_view v, Config& c) {
   if (!parse_int<std::size_t>(v, 2, 1024, &c.gpu_buffers)) {
     return bad_value("cupti_buffers", v, "a buffer count from 2 to 1024");
@@ -279,6 +290,11 @@ constexpr OptionSpec kOptions[] = {
      "overhead; the API kinds keep launches, copies, sets, allocations, syncs and blocking "
      "waits, and all_api keeps every runtime and driver call",
      apply_cupti},
+    {"cupti_api", "callbacks|activity",
+     [](const Config& c) { return text(c.gpu_api_callbacks ? "callbacks" : "activity"); },
+     "how the kept runtime and driver calls are recorded: from CUPTI callbacks into the calling "
+     "thread's ring (cheaper), or as CUPTI API activity records; all_api always uses the latter",
+     apply_cupti_api},
     {"cupti_buffers", "N", number<&Config::gpu_buffers>,
      "CUPTI activity buffers allocated when the session starts; more are allocated as CUPTI asks "
      "(it keeps one per thread that calls CUDA), up to cupti_mb",

@@ -31,8 +31,9 @@ struct Config {
   int rank = -1;
   int world_size = -1;
   std::uint32_t max_names = 65536;
-  std::uint32_t gpu_kinds = 0;  // gpu_kind_bit()s; 0: no GPU activity
-  bool gpu_all_api = false;     // every API call, not only those api_selection.h keeps
+  std::uint32_t gpu_kinds = 0;    // gpu_kind_bit()s; 0: no GPU activity
+  bool gpu_all_api = false;       // every API call, not only those api_selection.h keeps
+  bool gpu_api_callbacks = true;  // the kept calls from CUPTI callbacks, not API activity records
   std::size_t gpu_buffers = 8;
   std::size_t gpu_buffer_kb = 4096;
   std::size_t gpu_max_mb = 256;

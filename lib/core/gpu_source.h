@@ -34,6 +34,12 @@ class GpuSource {
   virtual void add_range(std::int64_t /*os_tid*/, std::uint64_t /*begin*/, std::uint64_t /*end*/,
                          const CallSite* /*site*/) {}
 
+  // A CUDA API call the source's own callbacks wrote into the calling thread's ring
+  // (RecordKind::kGpuCall), drained from it on the collector.
+  virtual void add_api_call(std::int64_t /*os_tid*/, std::uint32_t /*pthread_id*/,
+                            std::uint64_t /*begin*/, std::uint64_t /*end*/,
+                            const CallSite* /*site*/, std::uint32_t /*correlation*/) {}
+
   // Appends the records ready to be written at `now`; `final` (the session's last drain) gives
   // up waiting for anything and forces out what the backend still holds.
   virtual void collect(std::uint64_t now, bool final, std::vector<GpuActivity>* out) = 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "gpuprobe/call_site.hpp"
 #include "gpuprobe/gpu_activity.hpp"
 #include "gpuprobe/trace_model.hpp"
 
@@ -21,17 +22,26 @@ struct ActivityOptions {
   std::size_t max_bytes = 0;  // the pool grows on demand up to this
   core::ClockSource clock = core::ClockSource::kMonotonic;
   bool all_api = false;  // every runtime and driver call, not only gpu/cupti/api_selection.h's
+  // The selected calls come from the backend's callbacks through the threads' rings, not from
+  // its API activity records (never with all_api).
+  bool api_callbacks = true;
 };
 
 struct ActivityStats {
   std::uint64_t dropped = 0;            // records the backend reports it dropped
   std::uint64_t buffers_exhausted = 0;  // buffer requests the pool could not serve
   std::uint64_t filtered = 0;           // API calls dropped as noise
+  std::uint64_t untimed = 0;            // of `dropped`: GPU work handed back without timestamps
 };
 
 class ActivitySource {
  public:
   virtual ~ActivitySource() = default;
+  // An API call the backend's callbacks recorded (core::GpuSource::add_api_call): it comes out
+  // of the next collect() as an API record.
+  virtual void add_api_call(std::int64_t /*os_tid*/, std::uint32_t /*pthread_id*/,
+                            std::uint64_t /*begin*/, std::uint64_t /*end*/,
+                            const CallSite* /*site*/, std::uint32_t /*correlation*/) {}
   // Appends every record delivered so far. `final` forces out incomplete buffers.
   virtual void collect(bool final, std::vector<GpuActivity>* out) = 0;
   virtual void disable() = 0;

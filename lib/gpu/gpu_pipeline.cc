@@ -68,7 +68,7 @@ void GpuPipeline::fill_stats(GpuStats* out) const {
     out->attributed = attribution_->attributed();
     out->unattributed = attribution_->unattributed();
   }
-  out->untimed = kernel_notes_.untimed();
+  out->untimed = kernel_notes_.untimed() + backend.untimed;
 }
 
 }  // namespace gpuprobe::gpu

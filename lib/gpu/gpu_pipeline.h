@@ -30,6 +30,10 @@ class GpuPipeline : public core::GpuSource {
   void thread_state(std::int64_t os_tid, bool idle, std::uint64_t now) override;
   void add_range(std::int64_t os_tid, std::uint64_t begin, std::uint64_t end,
                  const CallSite* site) override;
+  void add_api_call(std::int64_t os_tid, std::uint32_t pthread_id, std::uint64_t begin,
+                    std::uint64_t end, const CallSite* site, std::uint32_t correlation) override {
+    backend_->add_api_call(os_tid, pthread_id, begin, end, site, correlation);
+  }
   void collect(std::uint64_t now, bool final, std::vector<GpuActivity>* out) override;
   void disable() override { backend_->disable(); }
   void finalize() override { backend_->finalize(); }

@@ -15,7 +15,8 @@ StartedGpuSource start_gpu_source(const core::Config& config,
     std::string why;
     std::unique_ptr<ActivitySource> backend = start_activity_source(
         ActivityOptions{config.gpu_kinds, config.gpu_buffers, config.gpu_buffer_kb << 10,
-                        config.gpu_max_mb << 20, calibration.source(), config.gpu_all_api},
+                        config.gpu_max_mb << 20, calibration.source(), config.gpu_all_api,
+                        config.gpu_api_callbacks},
         &why);
     if (backend) {
       // Attribution needs API records: they name the thread that launched the work.

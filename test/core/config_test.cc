@@ -30,6 +30,18 @@ TEST_CASE("An empty config keeps every default") {
   REQUIRE_FALSE(c.categories.has_value());
 }
 
+TEST_CASE("cupti_api= chooses callbacks (the default) or CUPTI's API activity records") {
+  Config c;
+  REQUIRE(c.gpu_api_callbacks);
+  REQUIRE(parse_config("cupti_api=activity", &c).ok());
+  REQUIRE_FALSE(c.gpu_api_callbacks);
+  REQUIRE(parse_config("cupti_api=callbacks", &c).ok());
+  REQUIRE(c.gpu_api_callbacks);
+  const Status bad = parse_config("cupti_api=records", &c);
+  REQUIRE_FALSE(bad.ok());
+  REQUIRE(bad.message().find("callbacks or activity") != std::string::npos);
+}
+
 TEST_CASE("cupti= takes kinds, all, and all_api (every runtime and driver call)") {
   Config c;
   REQUIRE(parse_config("cupti=all", &c).ok());

@@ -55,10 +55,12 @@ int main() {
   for (cudaStream_t& s : streams) CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 
   auto sink = std::make_shared<gpuprobe::testing::CaptureSink>();
-  // GPUPROBE_GPU_TEST_TRACE=path also writes the Chrome trace, for a look at the real thing.
+  // GPUPROBE_GPU_TEST_TRACE=path also writes the Chrome trace, for a look at the real thing;
+  // GPUPROBE_GPU_TEST_CONFIG adds keys (",cupti_api=activity": the other way to record calls).
   std::string config = "cupti=all,flush_ms=5";
   if (const char* trace = std::getenv("GPUPROBE_GPU_TEST_TRACE"))
     config += std::string(",chrome=") + trace;
+  if (const char* more = std::getenv("GPUPROBE_GPU_TEST_CONFIG")) config += more;
   gpuprobe::Session session(config, {sink});
   CHECK(session.ok());
 

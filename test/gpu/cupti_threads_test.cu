@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,7 +42,9 @@ int main() {
   CUDA_OK(cudaFree(nullptr));
 
   auto sink = std::make_shared<gpuprobe::testing::CaptureSink>();
-  gpuprobe::Session session("cupti=all", {sink});  // default buffers, default flush
+  // Default buffers, default flush; GPUPROBE_GPU_TEST_CONFIG adds keys (",cupti_api=activity").
+  const char* more = std::getenv("GPUPROBE_GPU_TEST_CONFIG");
+  gpuprobe::Session session(std::string("cupti=all") + (more != nullptr ? more : ""), {sink});
   CHECK(session.ok());
 
   std::vector<std::int64_t> tids(kHostThreads);

@@ -1,6 +1,7 @@
 #include "gpu/gpu_pipeline.h"
 
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,19 @@ class FakeBackend : public ActivitySource {
     last_final = final;
     out->insert(out->end(), queued.begin(), queued.end());
     queued.clear();
+  }
+  // As the CUPTI backend does with a call its callbacks wrote into a thread's ring.
+  void add_api_call(std::int64_t os_tid, std::uint32_t pthread_id, std::uint64_t begin,
+                    std::uint64_t end, const CallSite* site, std::uint32_t correlation) override {
+    GpuActivity a;
+    a.kind = GpuActivityKind::kRuntimeApi;
+    a.name = site->name;
+    a.os_tid = os_tid;
+    a.thread_id = pthread_id;
+    a.start = begin;
+    a.end = end;
+    a.correlation = correlation;
+    queued.push_back(a);
   }
   void disable() override { ++disabled; }
   void finalize() override { ++finalized; }
@@ -80,6 +94,24 @@ TEST_CASE("The pipeline attributes CUPTI's records to the range around their lau
   pipeline.finalize();
   REQUIRE(backend->disabled == 1);
   REQUIRE(backend->finalized == 1);
+}
+
+TEST_CASE("API calls drained from a thread's ring reach the backend and give its kernels a range") {
+  auto owned = std::make_unique<FakeBackend>();
+  FakeBackend* backend = owned.get();
+  GpuPipeline pipeline(std::move(owned), TimeBase(0, 0, 1.0), true,
+                       std::chrono::milliseconds(1000));
+  constexpr CallSite kLaunch{"cudaLaunchKernel", "", "", 0, 0, Category::kCuda};
+  // The ring names the thread by gettid(): no CUPTI thread id to map first.
+  pipeline.add_api_call(7, 42, 100, 110, &kLaunch, 5);
+  backend->queued.push_back(activity(GpuActivityKind::kKernel, 5, 120));
+  pipeline.add_range(7, 50, 300, &kRange);
+  pipeline.thread_state(7, true, 400);
+  std::vector<GpuActivity> out;
+  pipeline.collect(400, false, &out);
+  REQUIRE(out.size() == 2);
+  for (const GpuActivity& a : out) REQUIRE(a.range == &kRange);
+  REQUIRE(std::string(out[0].name) == "cudaLaunchKernel");
 }
 
 TEST_CASE("Without attribution, records pass straight through and ranges are not asked for") {

@@ -2,8 +2,9 @@
 # Builds gpuprobe on the GPU machine, runs every test (the GPU ones included) and the benchmarks,
 # runs a two-rank data-parallel job (NCCL where there are two GPUs), and prints a short table last. Debian packages the machine lacks travel as .deb files in .deps/
 # (git-ignored; `apt-get download` them there) and are unpacked into a private prefix.
-#   test/gpu/run.sh [all|python|serving]   (writes logs under $OUT when set; python: that part
-#   only; serving: the PyTorch serving workload under each recorder, bench/gpu/torch_serving_bench.py)
+#   test/gpu/run.sh [all|python|serving [BENCH ARGS]]   (writes logs under $OUT when set; python:
+#   that part only; serving: the PyTorch serving workload under each recorder,
+#   bench/gpu/torch_serving_bench.py, with its arguments)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/gpuprobe-gpu-out}
@@ -54,6 +55,11 @@ if [ "$part" = all ]; then
   GPUPROBE_GPU_TEST_TRACE="$out/gpu_test_trace.json" build-gpu/test/gpu/cupti_gpu_test 2>&1 | tee "$out/cupti_gpu_test.log" | tail -15
 
   build-gpu/test/gpu/cupti_threads_test 2>&1 | tee "$out/cupti_threads_test.log" | tail -4
+  echo "== the same two with the calls as CUPTI API activity records (cupti_api=activity)"
+  GPUPROBE_GPU_TEST_CONFIG=",cupti_api=activity" build-gpu/test/gpu/cupti_gpu_test 2>&1 |
+    tee "$out/cupti_gpu_test_activity.log" | tail -3
+  GPUPROBE_GPU_TEST_CONFIG=",cupti_api=activity" build-gpu/test/gpu/cupti_threads_test 2>&1 |
+    tee "$out/cupti_threads_test_activity.log" | tail -3
 
   echo "== demo"
   build-gpu/examples/demo "$out/demo_trace.json" 2>&1 | tee "$out/demo.txt" | tail -30
@@ -85,10 +91,26 @@ install_package() {
   PYTHONPATH="$deps" python3 -m pip install -q --no-index --no-build-isolation --target "$pkg" . 2>&1 | tail -5
 }
 
+serving() {
+  if [ ! -x build-gpu/gpuprobe ] || [ ! -e build-gpu/bench/gpu/libraw_cupti_floor.so ]; then
+    configure
+    cmake --build build-gpu --target gpuprobe_cli raw_cupti_floor 2>&1 | tail -1
+  fi
+  PYTHONPATH="$pkg" GPUPROBE_CLI=build-gpu/gpuprobe \
+    GPUPROBE_RAW_CUPTI="$PWD/build-gpu/bench/gpu/libraw_cupti_floor.so" \
+    timeout "${SERVING_TIMEOUT:-500}" python3 bench/gpu/torch_serving_bench.py "$@" 2>&1 | tee "$out/serving.txt"
+}
+serving_drops() {
+  PYTHONPATH="$pkg" timeout 120 python3 bench/gpu/torch_serving_bench.py --drops 2>&1 | grep -v Warning |
+    tee "$out/serving_drops.txt"
+}
+
 if [ "$part" = serving ]; then
   echo "== serving: a small transformer, eager and compiled, under each recorder"
   install_package
-  PYTHONPATH="$pkg" timeout 500 python3 bench/gpu/torch_serving_bench.py 2>&1 | tee "$out/serving.txt"
+  shift
+  serving_drops
+  serving "$@"
   exit 0
 fi
 
@@ -124,6 +146,7 @@ printf '%-28s %s\n' "ctest" "$(grep -E 'tests passed' "$out/ctest.log" | tail -1
 printf '%-28s %s\n' "cupti_gpu_test" "$(tail -1 "$out/cupti_gpu_test.log")"
 printf '%-28s %s\n' "gpu stats" "$(grep 'gpu status' "$out/cupti_gpu_test.log")"
 printf '%-28s %s\n' "16 threads, defaults" "$(grep 'threads test' "$out/cupti_threads_test.log") / $(tail -1 "$out/cupti_threads_test.log")"
+printf '%-28s %s\n' "cupti_api=activity" "$(tail -1 "$out/cupti_gpu_test_activity.log") / threads: $(tail -1 "$out/cupti_threads_test_activity.log")"
 printf '%-28s %s\n' "coexistence test" "$(grep -E 'cupti_coexistence_test' "$out/ctest.log" | tail -1)"
 printf '%-28s %s\n' "demo" "$(grep '^GPU:' "$out/demo.txt")"
 printf '%-28s %s\n' "launch cost ratios" "$(grep 'raw CUPTI added' "$out/launch_bench.txt" 2>/dev/null)"

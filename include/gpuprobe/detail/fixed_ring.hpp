@@ -20,6 +20,9 @@ enum class RecordKind : std::uint32_t {
   kCounter = 2,    ///< `begin` in ticks; `end` holds the bits of a double.
   kStep = 3,       ///< A step `begin`..`end`; `arg` is its number.
   kTrackName = 4,  ///< Not an event: `site` names track `arg` from now on.
+  /// A CUDA API call seen by the GPU backend's callbacks, `begin`..`end` in ticks: `site` names
+  /// the function, `arg` is the correlation id that links it to the GPU work it launched.
+  kGpuCall = 5,
 };
 
 /// One event as the hot path writes it: two words of payload and a pointer to its call site.

@@ -32,10 +32,12 @@ class ActivityDecoder {
   // GPU work records delivered without timestamps (start 0, or ending before they start).
   std::uint64_t untimed() const { return untimed_; }
 
+  // The interned name of an API function ("cudaLaunchKernel", without CUPTI's version suffix).
+  const char* api_name(CUpti_CallbackDomain domain, std::uint32_t cbid);
+
  private:
   bool decode_fields(const CUpti_Activity& record, GpuActivity* out);
   const char* kernel_name(const char* mangled);
-  const char* api_name(CUpti_CallbackDomain domain, std::uint32_t cbid);
 
   CallbackNameFn callback_name_;
   bool all_api_;

@@ -90,6 +90,7 @@ Status resolve_cupti(void* handle, const std::string& path, CuptiApi* api) {
   resolve(handle, "cuptiFinalize", &api->finalize, &missing);
   resolve(handle, "cuptiSubscribe", &api->subscribe, &missing);
   resolve(handle, "cuptiUnsubscribe", &api->unsubscribe, &missing);
+  resolve(handle, "cuptiEnableCallback", &api->enable_callback, &missing);
   if (!missing.empty()) {
     return Status::Error(path + " is not a usable libcupti (no symbol " + missing +
                          "; CUDA 12.5 or newer is needed)");

@@ -29,6 +29,8 @@ struct CuptiApi {
   CUptiResult (*finalize)();
   CUptiResult (*subscribe)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*);
   CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
+  CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+                                 CUpti_CallbackId);
 };
 
 class CuptiLibrary {

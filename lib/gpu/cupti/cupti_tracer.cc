@@ -29,9 +29,6 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   if (pool != nullptr && buffer != nullptr) pool->complete(buffer, valid);
 }
 
-// The subscriber's callback: no callback domain is enabled, so CUPTI never calls it.
-void CUPTIAPI no_callbacks(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
-
 // CUPTI stamps every record, CPU- and GPU-side, through this: GPU and CPU events share one clock.
 uint64_t CUPTIAPI session_timestamp() {
   return detail::now_ticks(g_clock_bits.load(std::memory_order_relaxed));
@@ -94,7 +91,8 @@ Status CuptiTracer::start() {
     finalized_ = true;
     return s;
   };
-  if (Status s = check(api.subscribe(&subscriber_, &no_callbacks, nullptr), "cuptiSubscribe");
+  if (Status s =
+          check(api.subscribe(&subscriber_, &ApiCallbacks::on_call, nullptr), "cuptiSubscribe");
       !s.ok()) {
     subscriber_ = nullptr;
     return fail(s);
@@ -115,16 +113,23 @@ Status CuptiTracer::start() {
   g_pool.store(&pool_, std::memory_order_release);
   for (const KindSpec& k : kKinds) {
     if (!(options_.kinds & core::gpu_kind_bit(k.kind))) continue;
+    const bool api_kind =
+        k.kind == GpuActivityKind::kRuntimeApi || k.kind == GpuActivityKind::kDriverApi;
+    const bool runtime = k.kind == GpuActivityKind::kRuntimeApi;
+    if (api_kind && !options_.all_api && options_.api_callbacks) {
+      Status s = callbacks_.enable(api, subscriber_, runtime, &decoder_);
+      if (s.ok()) continue;
+      base::print_notice("recording " + std::string(k.name) +
+                         " calls as CUPTI activity records: " + s.message());
+    }
     const std::string call = std::string("cuptiActivityEnable(") + k.name + ")";
     if (Status s = check(api.activity_enable(k.cupti), call.c_str()); !s.ok()) return fail(s);
     enabled_.push_back(k.cupti);
-    const bool api_kind =
-        k.kind == GpuActivityKind::kRuntimeApi || k.kind == GpuActivityKind::kDriverApi;
     if (api_kind && !options_.all_api) {
       // The calls nobody reads are never recorded: switched off one by one, after the kind
       // (enabling the kind turns every call back on, which is also what undoes this for the
       // next session). Where CUPTI cannot, the decoder drops them as they arrive, said once.
-      if (Status s = narrow_api_kind(k.kind == GpuActivityKind::kRuntimeApi); !s.ok()) {
+      if (Status s = narrow_api_kind(runtime); !s.ok()) {
         base::print_notice("recording every " + std::string(k.name) +
                            " call and dropping the unread ones after: " + s.message());
       }
@@ -162,7 +167,17 @@ void CuptiTracer::parse(std::uint8_t* buffer, std::size_t valid, std::vector<Gpu
   }
 }
 
+void CuptiTracer::add_api_call(std::int64_t os_tid, std::uint32_t pthread_id, std::uint64_t begin,
+                               std::uint64_t end, const CallSite* site, std::uint32_t correlation) {
+  GpuActivity call;
+  if (callbacks_.to_activity(os_tid, pthread_id, begin, end, site, correlation, &call)) {
+    calls_.push_back(call);
+  }
+}
+
 void CuptiTracer::collect(bool final, std::vector<GpuActivity>* out) {
+  out->insert(out->end(), calls_.begin(), calls_.end());
+  calls_.clear();
   if (finalized_) return;
   const CuptiApi& api = library_.api();
   api.activity_flush_all(final ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
@@ -173,6 +188,7 @@ void CuptiTracer::collect(bool final, std::vector<GpuActivity>* out) {
 }
 
 void CuptiTracer::disable() {
+  if (subscriber_ != nullptr) callbacks_.disable(library_.api(), subscriber_);
   for (CUpti_ActivityKind kind : enabled_) library_.api().activity_disable(kind);
   enabled_.clear();
 }
@@ -196,6 +212,7 @@ gpu::ActivityStats CuptiTracer::stats() const {
   s.dropped = dropped_ + decoder_.untimed();
   s.buffers_exhausted = pool_.exhausted();
   s.filtered = decoder_.filtered();
+  s.untimed = decoder_.untimed();
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include "gpu/activity_source.h"
 #include "gpu/cupti/activity_buffers.h"
 #include "gpu/cupti/activity_decoder.h"
+#include "gpu/cupti/api_callbacks.h"
 #include "gpu/cupti/cupti_library.h"
 
 namespace gpuprobe::cupti {
@@ -21,6 +22,8 @@ class CuptiTracer : public gpu::ActivitySource {
   // Registers callbacks and enables the kinds; on failure everything is undone.
   Status start();
 
+  void add_api_call(std::int64_t os_tid, std::uint32_t pthread_id, std::uint64_t begin,
+                    std::uint64_t end, const CallSite* site, std::uint32_t correlation) override;
   void collect(bool final, std::vector<GpuActivity>* out) override;
   void disable() override;
   void finalize() override;
@@ -39,6 +42,8 @@ class CuptiTracer : public gpu::ActivitySource {
   ActivityBufferPool pool_;
   ActivityDecoder decoder_;
   std::vector<CUpti_ActivityKind> enabled_;
+  ApiCallbacks callbacks_;
+  std::vector<GpuActivity> calls_;  // API calls from the rings, out with the next collect()
   // Held for the whole session: CUPTI admits one subscriber, so holding it both detects another
   // profiler (torch.profiler, Nsight, compute-sanitizer) at start and keeps one from taking
   // CUPTI's callbacks from under gpuprobe while it records.
