@@ -7,11 +7,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
-#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
