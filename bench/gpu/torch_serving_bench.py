@@ -231,6 +231,9 @@ def main():
             last[recorder] = json.loads(lines[-1])
             results[recorder].append(statistics.median(last[recorder]["added"]))
             enqueue[recorder].append(statistics.median(last[recorder]["added_enqueue"]))
+            # As it goes, so that a run cut short still says what it measured.
+            print(f"round {rnd + 1}: {recorder}: added {results[recorder][-1]:.3f} ms "
+                  f"(pairs {' '.join(f'{a:.3f}' for a in last[recorder]['added'])})", flush=True)
     torch_kernels = last[TORCH_FULL].get("kernels", 0)
     if torch_kernels == 0:
         mapped = ", ".join(last[TORCH_FULL]["libcupti"]) or "none"

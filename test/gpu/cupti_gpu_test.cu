@@ -216,7 +216,7 @@ int main() {
   for (const std::string& name : api_names) std::printf("API call recorded: %s\n", name.c_str());
   CHECK(stats.gpu.filtered == 0);
   CHECK(api_names.count("cudaGetLastError") == 0);
-  CHECK(api_names.count("cudaStreamCreateWithFlags") == 0);
+  CHECK(api_names.count("cudaStreamCreateWithFlags") == 1);  // kept: rare, and a cost when not
   CHECK(api_names.count("cudaLaunchKernel") == 1);
   CHECK(api_names.count("cudaGraphLaunch") == 1);
   CHECK(api_names.count("cudaMemcpyAsync") == 1);
