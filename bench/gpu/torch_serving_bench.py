@@ -37,7 +37,7 @@ RECORDERS = {
     GPUPROBE_ALL: ("gpuprobe", "cupti=all,perfetto={trace}"),
     "gpuprobe kernel+memcpy+memset+runtime+driver": (
         "gpuprobe", "cupti=kernel+memcpy+memset+runtime+driver,perfetto={trace}"),
-    "gpuprobe cupti=all, API activity records": (
+    "gpuprobe cupti=all (API activity records)": (
         "gpuprobe", "cupti=all,cupti_api=activity,perfetto={trace}"),
     "gpuprobe cupti=all+all_api": ("gpuprobe", "cupti=all+all_api,perfetto={trace}"),
     "gpuprobe cupti=kernel": ("gpuprobe", "cupti=kernel,perfetto={trace}"),
@@ -49,8 +49,9 @@ RECORDERS = {
 }
 # The four (no recorder is each pair's other half), the floor CUPTI itself sets, and the
 # way API calls were recorded before.
+assert not any("," in name for name in RECORDERS), "--recorders is a comma-separated list"
 DEFAULT = [GPUPROBE_ALL, "gpuprobe kernel+memcpy+memset+runtime+driver", TORCH_FULL,
-           "raw CUPTI kernel (floor)", "gpuprobe cupti=all, API activity records"]
+           "raw CUPTI kernel (floor)", "gpuprobe cupti=all (API activity records)"]
 
 
 def workload():

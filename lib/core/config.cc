@@ -293,7 +293,7 @@ constexpr OptionSpec kOptions[] = {
     {"cupti_api", "callbacks|activity",
      [](const Config& c) { return text(c.gpu_api_callbacks ? "callbacks" : "activity"); },
      "how the kept runtime and driver calls are recorded: from CUPTI callbacks into the calling "
-     "thread's ring (cheaper), or as CUPTI API activity records; all_api always uses the latter",
+     "thread's ring, or as CUPTI's API activity records; all_api always uses the latter",
      apply_cupti_api},
     {"cupti_buffers", "N", number<&Config::gpu_buffers>,
      "CUPTI activity buffers allocated when the session starts; more are allocated as CUPTI asks "

@@ -109,7 +109,7 @@ if [ "$part" = serving ]; then
   echo "== serving: a small transformer, eager and compiled, under each recorder"
   install_package
   shift
-  serving_drops
+  [ -n "${SERVING_NO_DROPS:-}" ] || serving_drops
   serving "$@"
   exit 0
 fi
