@@ -6,9 +6,9 @@
 #   base, formats            the one stderr line; the trace vocabulary (Kineto names, Perfetto
 #                            field numbers, category and step names)
 #   core                     the recording runtime: clock, rings, registry, interning, collector
-#   gpu, sinks               the GPU sources (CUPTI and the GPU pipeline behind it: launch
+#   gpu, sinks, metrics      the GPU sources (CUPTI and the GPU pipeline behind it: launch
 #                            matching, range attribution, kernel notes; CUDA-event timing);
-#                            the output formats
+#                            the output formats; Prometheus metrics computed from the events
 #   readers, analysis        reading traces into any Sink; the report's analyses, one per
 #                            file, and the Sink that feeds them
 #   session, tools           the composition root (builds the sinks a config names, the

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/sink_registry.h"
+#include "metrics/metrics_file_sink.h"
 #include "sinks/chrome_trace_sink.h"
 #include "sinks/perfetto_sink.h"
 #include "sinks/tensorboard_sink.h"
@@ -41,6 +42,14 @@ void register_builtin_sinks() noexcept {
           "timeline as an XSpace in LOGDIR/plugins/profile/<run>/<host>.xplane.pb for XProf",
           [](std::string_view logdir) -> std::unique_ptr<Sink> {
             return std::make_unique<sinks::TensorBoardSink>(std::string(logdir));
+          }}));
+      static_cast<void>(registry.add(core::SinkRegistry::Entry{
+          "metrics_file", "PATH",
+          "Prometheus metrics in the text format (range duration histograms by name, steps, "
+          "GPU kernels and busy time, events and drops), rewritten at most once a second and "
+          "at the end: node_exporter's textfile collector reads PATH ending in .prom",
+          [](std::string_view path) -> std::unique_ptr<Sink> {
+            return std::make_unique<metrics::MetricsFileSink>(std::string(path));
           }}));
     });
   } catch (...) {
