@@ -7,7 +7,7 @@
 
 namespace gpuprobe::metrics {
 
-void SessionMetrics::Histogram::add(double seconds) {
+void Histogram::add(double seconds) {
   const auto edge =
       std::lower_bound(kDurationBuckets.begin(), kDurationBuckets.end(), seconds);  // le: <=
   ++counts[static_cast<std::size_t>(edge - kDurationBuckets.begin())];
@@ -15,26 +15,28 @@ void SessionMetrics::Histogram::add(double seconds) {
   ++count;
 }
 
-SessionMetrics::Histogram* SessionMetrics::histogram_for(const CallSite* site) {
+Histogram* SessionMetrics::histogram_for(const CallSite* site) {
   const auto cached = by_site_.find(site);
   if (cached != by_site_.end()) return cached->second;
   Histogram* h = nullptr;
-  const auto named = by_name_.find(site->name);  // another site of the same name
-  if (named != by_name_.end()) {
+  auto& ranges = values_.ranges;
+  const auto named = ranges.find(site->name);  // another site of the same name
+  if (named != ranges.end()) {
     h = &named->second;
-  } else if (by_name_.size() < max_names_) {
-    h = &by_name_[site->name];
+  } else if (ranges.size() < max_names_) {
+    h = &ranges[site->name];
   }
   by_site_.emplace(site, h);
   return h;
 }
 
 void SessionMetrics::add(const EventBatch& batch) {
-  events_ += batch.size;
+  MetricValues& v = values_;
+  v.events += batch.size;
   if (batch.threads != nullptr) {
     std::uint64_t dropped = 0;
     for (const ThreadInfo& t : *batch.threads) dropped += t.dropped;
-    dropped_ = std::max(dropped_, dropped);  // the rows' counts only grow
+    v.dropped = std::max(v.dropped, dropped);  // the rows' counts only grow
   }
   const TimeBase& time = *batch.time;
   for (const Event& e : batch) {
@@ -42,11 +44,11 @@ void SessionMetrics::add(const EventBatch& batch) {
       if (e.site->category == Category::kCuda) continue;  // GPU annotations read from traces
       const double seconds = static_cast<double>(time.duration_ns(e.begin, e.end)) * 1e-9;
       if (e.site->category == Category::kStep) {
-        steps_.add(seconds);
+        v.steps.add(seconds);
       } else if (Histogram* h = histogram_for(e.site)) {
         h->add(seconds);
       } else {
-        ++names_overflowed_;
+        ++v.names_overflowed;
       }
     } else if (e.type == EventType::kGpu) {
       const GpuActivity& a = *e.gpu;
@@ -54,7 +56,7 @@ void SessionMetrics::add(const EventBatch& batch) {
           a.kind != GpuActivityKind::kMemset) {
         continue;
       }
-      Device& d = devices_[a.device];
+      MetricValues::Device& d = v.devices[a.device];
       d.kernels += a.kind == GpuActivityKind::kKernel;
       // Time some work ran, overlaps counted once (exact when work arrives in start order, as
       // CUPTI hands a device's records over).
@@ -68,13 +70,15 @@ void SessionMetrics::add(const EventBatch& batch) {
   }
 }
 
-void SessionMetrics::finish(const Stats& stats) { dropped_ = std::max(dropped_, stats.dropped); }
+void SessionMetrics::finish(const Stats& stats) {
+  values_.dropped = std::max(values_.dropped, stats.dropped);
+}
 
 namespace {
 
 void write_histogram(TextExposition* out, std::string_view name, Labels labels,
-                     const std::array<std::uint64_t, kDurationBuckets.size() + 1>& counts,
-                     double sum, std::uint64_t count) {
+                     const Histogram& h) {
+  const auto& counts = h.counts;
   const std::string bucket = std::string(name) + "_bucket";
   std::uint64_t cumulative = 0;
   char edge[32];
@@ -90,46 +94,44 @@ void write_histogram(TextExposition* out, std::string_view name, Labels labels,
     out->sample(bucket, labels, static_cast<double>(cumulative));
   }
   labels.pop_back();
-  out->sample(std::string(name) + "_sum", labels, sum);
-  out->sample(std::string(name) + "_count", labels, static_cast<double>(count));
+  out->sample(std::string(name) + "_sum", labels, h.sum);
+  out->sample(std::string(name) + "_count", labels, static_cast<double>(h.count));
 }
 
 }  // namespace
 
-std::string SessionMetrics::exposition() const {
+std::string MetricValues::exposition() const {
   TextExposition out;
   out.family("gpuprobe_range_duration_seconds", "histogram",
              "Duration of gpuprobe ranges, by range name.");
-  for (const auto& [name, h] : by_name_) {
-    write_histogram(&out, "gpuprobe_range_duration_seconds", {{"name", name}}, h.counts, h.sum,
-                    h.count);
+  for (const auto& [name, h] : ranges) {
+    write_histogram(&out, "gpuprobe_range_duration_seconds", {{"name", name}}, h);
   }
   out.family("gpuprobe_range_names_overflowed_total", "counter",
              "Ranges not in gpuprobe_range_duration_seconds: their name came after the cap on "
              "exported names.");
-  out.sample("gpuprobe_range_names_overflowed_total", {}, static_cast<double>(names_overflowed_));
+  out.sample("gpuprobe_range_names_overflowed_total", {}, static_cast<double>(names_overflowed));
   out.family("gpuprobe_step_duration_seconds", "histogram",
              "Duration of steps (gpuprobe::step, ProfilerStep).");
-  write_histogram(&out, "gpuprobe_step_duration_seconds", {}, steps_.counts, steps_.sum,
-                  steps_.count);
-  if (!devices_.empty()) {
+  write_histogram(&out, "gpuprobe_step_duration_seconds", {}, steps);
+  if (!devices.empty()) {
     out.family("gpuprobe_gpu_kernels_total", "counter", "Kernels that ran, by device.");
-    for (const auto& [device, d] : devices_) {
+    for (const auto& [device, d] : devices) {
       const std::string id = std::to_string(device);
       out.sample("gpuprobe_gpu_kernels_total", {{"device", id}}, static_cast<double>(d.kernels));
     }
     out.family("gpuprobe_gpu_busy_seconds_total", "counter",
                "Time some kernel, copy or memset ran, by device; its rate is the busy ratio.");
-    for (const auto& [device, d] : devices_) {
+    for (const auto& [device, d] : devices) {
       const std::string id = std::to_string(device);
       out.sample("gpuprobe_gpu_busy_seconds_total", {{"device", id}}, d.busy_seconds);
     }
   }
   out.family("gpuprobe_events_total", "counter", "Events delivered to gpuprobe's outputs.");
-  out.sample("gpuprobe_events_total", {}, static_cast<double>(events_));
+  out.sample("gpuprobe_events_total", {}, static_cast<double>(events));
   out.family("gpuprobe_events_dropped_total", "counter",
              "Events lost because a thread's ring was full or no ring could be had.");
-  out.sample("gpuprobe_events_dropped_total", {}, static_cast<double>(dropped_));
+  out.sample("gpuprobe_events_dropped_total", {}, static_cast<double>(dropped));
   return out.take();
 }
 

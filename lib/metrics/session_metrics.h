@@ -21,6 +21,33 @@ inline constexpr std::array<double, 22> kDurationBuckets = {
     1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2,
     5e-2, 0.1,  0.2,  0.5,  1.0,  2.0,  5.0,  10.0, 20.0, 50.0, 100.0};
 
+// Duration statistics in kDurationBuckets, the last bucket +Inf.
+struct Histogram {
+  std::array<std::uint64_t, kDurationBuckets.size() + 1> counts{};
+  double sum = 0;
+  std::uint64_t count = 0;
+  void add(double seconds);
+};
+
+// The figures themselves, a value: the collector keeps adding to one, and whoever serves them
+// (metrics_endpoint.h) copies it — a few kilobytes — and formats the copy on its own thread.
+struct MetricValues {
+  struct Device {
+    std::uint64_t kernels = 0;
+    double busy_seconds = 0;
+    std::int64_t covered_until_ns = LLONG_MIN;  // busy time counted up to here
+  };
+  std::map<std::string, Histogram> ranges;  // by name, sorted: a stable exposition
+  Histogram steps;
+  std::map<std::uint32_t, Device> devices;
+  std::uint64_t names_overflowed = 0;
+  std::uint64_t events = 0;
+  std::uint64_t dropped = 0;
+
+  // Every metric, in the text exposition format.
+  std::string exposition() const;
+};
+
 class SessionMetrics {
  public:
   // Ranges of the first `max_names` names get a histogram each; later names are counted in
@@ -30,31 +57,15 @@ class SessionMetrics {
   void add(const EventBatch& batch);
   // The session's final figures, which a batch does not carry.
   void finish(const Stats& stats);
-  // Every metric, in the text exposition format.
-  std::string exposition() const;
+  const MetricValues& values() const noexcept { return values_; }
+  std::string exposition() const { return values_.exposition(); }
 
  private:
-  struct Histogram {
-    std::array<std::uint64_t, kDurationBuckets.size() + 1> counts{};  // the last is +Inf
-    double sum = 0;
-    std::uint64_t count = 0;
-    void add(double seconds);
-  };
-  struct Device {
-    std::uint64_t kernels = 0;
-    double busy_seconds = 0;
-    std::int64_t covered_until_ns = LLONG_MIN;  // busy time counted up to here
-  };
   Histogram* histogram_for(const CallSite* site);
 
   std::size_t max_names_;
+  MetricValues values_;
   std::unordered_map<const CallSite*, Histogram*> by_site_;  // null: past the name cap
-  std::map<std::string, Histogram> by_name_;                 // sorted: a stable exposition
-  Histogram steps_;
-  std::map<std::uint32_t, Device> devices_;
-  std::uint64_t names_overflowed_ = 0;
-  std::uint64_t events_ = 0;
-  std::uint64_t dropped_ = 0;
 };
 
 }  // namespace gpuprobe::metrics

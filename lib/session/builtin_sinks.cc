@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/sink_registry.h"
+#include "metrics/metrics_endpoint.h"
 #include "metrics/metrics_file_sink.h"
 #include "sinks/chrome_trace_sink.h"
 #include "sinks/perfetto_sink.h"
@@ -42,6 +43,13 @@ void register_builtin_sinks() noexcept {
           "timeline as an XSpace in LOGDIR/plugins/profile/<run>/<host>.xplane.pb for XProf",
           [](std::string_view logdir) -> std::unique_ptr<Sink> {
             return std::make_unique<sinks::TensorBoardSink>(std::string(logdir));
+          }}));
+      static_cast<void>(registry.add(core::SinkRegistry::Entry{
+          "metrics", "[HOST:]PORT",
+          "serve the metrics of metrics_file over HTTP, GET /metrics (Prometheus text format "
+          "0.0.4), on 127.0.0.1 unless HOST is given; PORT 0 picks a free one",
+          [](std::string_view value) -> std::unique_ptr<Sink> {
+            return std::make_unique<metrics::MetricsEndpoint>(std::string(value));
           }}));
       static_cast<void>(registry.add(core::SinkRegistry::Entry{
           "metrics_file", "PATH",

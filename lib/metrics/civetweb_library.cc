@@ -1,0 +1,57 @@
+#include "metrics/civetweb_library.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+namespace gpuprobe::metrics {
+namespace {
+
+template <typename Fn>
+void resolve(void* handle, const char* symbol, Fn* out, std::string* missing) {
+  *out = reinterpret_cast<Fn>(dlsym(handle, symbol));
+  if (*out == nullptr) *missing += std::string(missing->empty() ? "" : ", ") + symbol;
+}
+
+Status open_library(CivetwebApi* api) {
+  const char* chosen = std::getenv("GPUPROBE_CIVETWEB_LIB");
+  const std::string path = chosen != nullptr && *chosen != '\0' ? chosen : "libcivetweb.so.1";
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    return Status::Error("cannot load " + path + " (" + (why != nullptr ? why : "?") +
+                         "; Debian: apt install libcivetweb1, or set GPUPROBE_CIVETWEB_LIB)");
+  }
+  std::string missing;
+  resolve(handle, "mg_init_library", &api->init_library, &missing);
+  resolve(handle, "mg_start", &api->start, &missing);
+  resolve(handle, "mg_stop", &api->stop, &missing);
+  resolve(handle, "mg_set_request_handler", &api->set_request_handler, &missing);
+  resolve(handle, "mg_get_request_info", &api->get_request_info, &missing);
+  resolve(handle, "mg_get_header", &api->get_header, &missing);
+  resolve(handle, "mg_send_http_ok", &api->send_http_ok, &missing);
+  resolve(handle, "mg_write", &api->write, &missing);
+  resolve(handle, "mg_send_http_error", &api->send_http_error, &missing);
+  resolve(handle, "mg_get_server_ports", &api->get_server_ports, &missing);
+  if (!missing.empty()) {
+    dlclose(handle);
+    return Status::Error(path + " lacks " + missing + " (civetweb 1.10 or newer is needed)");
+  }
+  api->init_library(0);
+  return {};  // never closed: the library stays for the process, as servers may restart
+}
+
+}  // namespace
+
+Status load_civetweb(const CivetwebApi** out) {
+  static CivetwebApi api{};
+  static Status outcome;
+  static std::once_flag once;
+  std::call_once(once, [] { outcome = open_library(&api); });
+  *out = outcome.ok() ? &api : nullptr;
+  return outcome;
+}
+
+}  // namespace gpuprobe::metrics

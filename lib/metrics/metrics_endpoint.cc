@@ -1,0 +1,152 @@
+#include "metrics/metrics_endpoint.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/notice.h"
+#include "metrics/text_exposition.h"
+#if GPUPROBE_HAVE_CIVETWEB
+#include "metrics/civetweb_library.h"
+#endif
+
+namespace gpuprobe::metrics {
+bool parse_listen_address(std::string_view value, std::string* host, int* port) {
+  std::string_view port_text = value;
+  *host = "127.0.0.1";
+  if (!value.empty() && value.front() == '[') {
+    const std::size_t close = value.find("]:");
+    if (close == std::string_view::npos || close < 2) return false;
+    *host = std::string(value.substr(0, close + 1));
+    port_text = value.substr(close + 2);
+  } else if (const std::size_t colon = value.rfind(':'); colon != std::string_view::npos) {
+    const std::string_view address = value.substr(0, colon);
+    if (address.empty() || address.find_first_not_of("0123456789.") != std::string_view::npos ||
+        std::count(address.begin(), address.end(), '.') != 3) {
+      return false;
+    }
+    *host = std::string(address);
+    port_text = value.substr(colon + 1);
+  }
+  if (port_text.empty() || port_text.size() > 5 ||
+      port_text.find_first_not_of("0123456789") != std::string_view::npos) {
+    return false;
+  }
+  *port = std::stoi(std::string(port_text));
+  return *port <= 65535;
+}
+
+MetricsEndpoint::~MetricsEndpoint() { stop_server(); }
+
+Status MetricsEndpoint::write(const EventBatch& batch) {
+  metrics_.add(batch);
+  publish();
+  return {};
+}
+
+Status MetricsEndpoint::close(const Stats& stats, const TimeBase&) {
+  metrics_.finish(stats);
+  publish();
+  stop_server();
+  return {};
+}
+
+void MetricsEndpoint::publish() {
+  std::lock_guard<std::mutex> lock(published_mu_);
+  published_ = metrics_.values();  // reuses the copy's nodes: no allocation once names settle
+}
+
+#if GPUPROBE_HAVE_CIVETWEB
+
+namespace {
+
+// civetweb's own log lines (a client that went away, a timeout) are not the host's business.
+int quiet(const mg_connection*, const char*) { return 1; }
+
+}  // namespace
+
+// The server's whole behaviour: /metrics for GET and HEAD, nothing else.
+int MetricsEndpoint::handle(mg_connection* conn, void* data) {
+  const auto* self = static_cast<const MetricsEndpoint*>(data);
+  const CivetwebApi& api = *self->api_;
+  const mg_request_info* request = api.get_request_info(conn);
+  const char* path = request->local_uri != nullptr ? request->local_uri : "";
+  if (std::strcmp(path, "/metrics") != 0) {
+    api.send_http_error(conn, 404, "%s", "not found: gpuprobe serves /metrics only\n");
+    return 404;
+  }
+  const bool head = std::strcmp(request->request_method, "HEAD") == 0;
+  if (!head && std::strcmp(request->request_method, "GET") != 0) {
+    api.send_http_error(conn, 405, "%s", "method not allowed: GET or HEAD\n");
+    return 405;
+  }
+  MetricValues values;
+  {
+    std::lock_guard<std::mutex> lock(self->published_mu_);
+    values = self->published_;
+  }
+  const std::string text = values.exposition();
+  const std::string type(TextExposition::kContentType);
+  api.send_http_ok(conn, type.c_str(), static_cast<long long>(text.size()));
+  if (!head) api.write(conn, text.data(), text.size());
+  return 200;
+}
+
+Status MetricsEndpoint::open(const TraceInfo&) {
+  std::string host;
+  int port = 0;
+  if (!parse_listen_address(value_, &host, &port)) {
+    return Status::Error("metrics=" + value_ +
+                         ": expected PORT, IPV4:PORT or [IPV6]:PORT, e.g. 9400 or 0.0.0.0:9400");
+  }
+  if (Status s = load_civetweb(&api_); !s.ok()) return s;
+  publish();  // a scrape right after start gets the families, empty
+  const std::string listen = host + ":" + std::to_string(port);
+  const char* options[] = {"listening_ports",
+                           listen.c_str(),
+                           "num_threads",
+                           "2",
+                           "connection_queue",
+                           "8",
+                           "listen_backlog",
+                           "8",
+                           "max_request_size",
+                           "8192",
+                           "request_timeout_ms",
+                           "5000",
+                           "enable_keep_alive",
+                           "no",
+                           nullptr};
+  mg_callbacks callbacks{};
+  callbacks.log_message = &quiet;
+  server_ = api_->start(&callbacks, nullptr, options);
+  if (server_ == nullptr) {
+    return Status::Error("metrics=" + value_ + ": cannot listen on " + listen +
+                         " (port in use, or not an address of this machine)");
+  }
+  // Requests reach this object until stop_server(), which waits for them to finish.
+  api_->set_request_handler(server_, "/", &MetricsEndpoint::handle, this);
+  mg_server_port ports[1] = {};
+  port_ = api_->get_server_ports(server_, 1, ports) >= 1 ? ports[0].port : port;
+  base::print_notice("metrics at http://" + host + ":" + std::to_string(port_) + "/metrics");
+  return {};
+}
+
+void MetricsEndpoint::stop_server() noexcept {
+  if (server_ == nullptr) return;
+  api_->stop(server_);  // returns once its threads, and any request they serve, have finished
+  server_ = nullptr;
+}
+
+#else  // no civetweb.h at build time
+
+Status MetricsEndpoint::open(const TraceInfo&) {
+  return Status::Error("metrics=" + value_ +
+                       ": this build has no HTTP server (civetweb.h was not found when gpuprobe "
+                       "was built; Debian: libcivetweb-dev)");
+}
+
+void MetricsEndpoint::stop_server() noexcept {}
+
+#endif
+
+}  // namespace gpuprobe::metrics

@@ -1,0 +1,95 @@
+"""Prometheus itself (Debian's `prometheus` server) scrapes a gpuprobe session's `metrics=`
+endpoint, and the queries the README gives answer from what the session recorded."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+
+import gpuprobe
+
+PROMETHEUS = shutil.which("prometheus")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def query(port, expr):
+    url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+    with urllib.request.urlopen(url, timeout=5) as r:
+        return json.load(r)["data"]["result"]
+
+
+def wait_for(what, timeout=30):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            got = what()
+            if got:
+                return got
+        except OSError:
+            pass
+        time.sleep(0.25)
+    return None
+
+
+@pytest.mark.skipif(PROMETHEUS is None, reason="skipped: no prometheus server (Debian package "
+                    "prometheus)")
+def test_prometheus_scrapes_the_endpoint_and_answers_the_readme_queries():
+    gp_port, prom_port = free_port(), free_port()
+    try:
+        session = gpuprobe.Session(f"metrics={gp_port}")
+    except RuntimeError as e:  # built without civetweb.h, or no libcivetweb1 here
+        pytest.skip(f"skipped: {e}")
+    assert session.running
+    for _ in range(200):
+        with gpuprobe.range("request"):
+            time.sleep(0.001)
+    # The endpoint as a scraper sees it, before Prometheus.
+    with urllib.request.urlopen(f"http://127.0.0.1:{gp_port}/metrics", timeout=5) as r:
+        assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    work = tempfile.mkdtemp()
+    config = os.path.join(work, "prometheus.yml")
+    with open(config, "w") as f:
+        f.write("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: gpuprobe\n"
+                f"    static_configs:\n      - targets: ['127.0.0.1:{gp_port}']\n")
+    prom = subprocess.Popen(
+        [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={work}/data",
+         f"--web.listen-address=127.0.0.1:{prom_port}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        up = wait_for(lambda: [r for r in query(prom_port, 'up{job="gpuprobe"}')
+                               if r["value"][1] == "1"])
+        assert up, "Prometheus never scraped the endpoint successfully"
+        # Ranges reach the endpoint when the collector drains them (every 20 ms) and publishes
+        # (at most every 100 ms): a scrape soon after may see fewer, never more.
+        count = wait_for(lambda: [r for r in query(
+            prom_port, 'gpuprobe_range_duration_seconds_count{name="request"}')
+            if float(r["value"][1]) == 200])
+        assert count, query(prom_port, 'gpuprobe_range_duration_seconds_count')
+        # Two scrapes with new requests between them, so that rate() has something to say.
+        for _ in range(200):
+            with gpuprobe.range("request"):
+                time.sleep(0.001)
+        p99 = wait_for(lambda: [r for r in query(
+            prom_port, 'histogram_quantile(0.99, sum by (le) '
+            '(rate(gpuprobe_range_duration_seconds_bucket{name="request"}[1m])))')
+            if r["value"][1] not in ("NaN", "+Inf")])
+        assert p99, "no P99 from the histogram"
+        # Every request slept 1 ms, so its P99 is at least that — and, on a loaded machine,
+        # well under the 100 ms that would mean the buckets are read wrong.
+        assert 0.001 <= float(p99[0]["value"][1]) <= 0.1
+    finally:
+        prom.terminate()
+        prom.wait(timeout=30)
+        session.stop()
+        shutil.rmtree(work, ignore_errors=True)
