@@ -6,14 +6,10 @@
 #include <mutex>
 #include <string>
 
+#include "base/dynamic_symbol.h"
+
 namespace gpuprobe::metrics {
 namespace {
-
-template <typename Fn>
-void resolve(void* handle, const char* symbol, Fn* out, std::string* missing) {
-  *out = reinterpret_cast<Fn>(dlsym(handle, symbol));
-  if (*out == nullptr) *missing += std::string(missing->empty() ? "" : ", ") + symbol;
-}
 
 Status open_library(CivetwebApi* api) {
   const char* chosen = std::getenv("GPUPROBE_CIVETWEB_LIB");
@@ -25,16 +21,16 @@ Status open_library(CivetwebApi* api) {
                          "; Debian: apt install libcivetweb1, or set GPUPROBE_CIVETWEB_LIB)");
   }
   std::string missing;
-  resolve(handle, "mg_init_library", &api->init_library, &missing);
-  resolve(handle, "mg_start", &api->start, &missing);
-  resolve(handle, "mg_stop", &api->stop, &missing);
-  resolve(handle, "mg_set_request_handler", &api->set_request_handler, &missing);
-  resolve(handle, "mg_get_request_info", &api->get_request_info, &missing);
-  resolve(handle, "mg_get_header", &api->get_header, &missing);
-  resolve(handle, "mg_send_http_ok", &api->send_http_ok, &missing);
-  resolve(handle, "mg_write", &api->write, &missing);
-  resolve(handle, "mg_send_http_error", &api->send_http_error, &missing);
-  resolve(handle, "mg_get_server_ports", &api->get_server_ports, &missing);
+  base::resolve_symbol(handle, "mg_init_library", &api->init_library, &missing);
+  base::resolve_symbol(handle, "mg_start", &api->start, &missing);
+  base::resolve_symbol(handle, "mg_stop", &api->stop, &missing);
+  base::resolve_symbol(handle, "mg_set_request_handler", &api->set_request_handler, &missing);
+  base::resolve_symbol(handle, "mg_get_request_info", &api->get_request_info, &missing);
+  base::resolve_symbol(handle, "mg_get_header", &api->get_header, &missing);
+  base::resolve_symbol(handle, "mg_send_http_ok", &api->send_http_ok, &missing);
+  base::resolve_symbol(handle, "mg_write", &api->write, &missing);
+  base::resolve_symbol(handle, "mg_send_http_error", &api->send_http_error, &missing);
+  base::resolve_symbol(handle, "mg_get_server_ports", &api->get_server_ports, &missing);
   if (!missing.empty()) {
     dlclose(handle);
     return Status::Error(path + " lacks " + missing + " (civetweb 1.10 or newer is needed)");

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "base/dynamic_symbol.h"
+
 namespace gpuprobe::cupti {
 namespace {
 
@@ -13,13 +15,6 @@ namespace {
 std::string last_dl_error() {
   const char* e = dlerror();
   return e != nullptr ? e : "unknown dlopen error";
-}
-
-template <class Fn>
-bool resolve(void* handle, const char* symbol, Fn* out, std::string* missing) {
-  *out = reinterpret_cast<Fn>(dlsym(handle, symbol));
-  if (*out == nullptr && missing->empty()) *missing = symbol;
-  return *out != nullptr;
 }
 
 // Where libcupti is looked for when GPUPROBE_CUPTI_LIB does not say: the loader's own search
@@ -74,23 +69,27 @@ Status load_cupti(const std::string& explicit_path, void** handle, std::string* 
 
 Status resolve_cupti(void* handle, const std::string& path, CuptiApi* api) {
   std::string missing;
-  resolve(handle, "cuptiActivityEnable", &api->activity_enable, &missing);
-  resolve(handle, "cuptiActivityDisable", &api->activity_disable, &missing);
-  resolve(handle, "cuptiActivityRegisterCallbacks", &api->activity_register_callbacks, &missing);
-  resolve(handle, "cuptiActivityRegisterTimestampCallback",
-          &api->activity_register_timestamp_callback, &missing);
-  resolve(handle, "cuptiActivityFlushAll", &api->activity_flush_all, &missing);
-  resolve(handle, "cuptiActivityGetNextRecord", &api->activity_get_next_record, &missing);
-  resolve(handle, "cuptiActivityGetNumDroppedRecords", &api->activity_get_num_dropped_records,
-          &missing);
-  resolve(handle, "cuptiActivityEnableRuntimeApi", &api->activity_enable_runtime_api, &missing);
-  resolve(handle, "cuptiActivityEnableDriverApi", &api->activity_enable_driver_api, &missing);
-  resolve(handle, "cuptiGetCallbackName", &api->get_callback_name, &missing);
-  resolve(handle, "cuptiGetResultString", &api->get_result_string, &missing);
-  resolve(handle, "cuptiFinalize", &api->finalize, &missing);
-  resolve(handle, "cuptiSubscribe", &api->subscribe, &missing);
-  resolve(handle, "cuptiUnsubscribe", &api->unsubscribe, &missing);
-  resolve(handle, "cuptiEnableCallback", &api->enable_callback, &missing);
+  base::resolve_symbol(handle, "cuptiActivityEnable", &api->activity_enable, &missing);
+  base::resolve_symbol(handle, "cuptiActivityDisable", &api->activity_disable, &missing);
+  base::resolve_symbol(handle, "cuptiActivityRegisterCallbacks", &api->activity_register_callbacks,
+                       &missing);
+  base::resolve_symbol(handle, "cuptiActivityRegisterTimestampCallback",
+                       &api->activity_register_timestamp_callback, &missing);
+  base::resolve_symbol(handle, "cuptiActivityFlushAll", &api->activity_flush_all, &missing);
+  base::resolve_symbol(handle, "cuptiActivityGetNextRecord", &api->activity_get_next_record,
+                       &missing);
+  base::resolve_symbol(handle, "cuptiActivityGetNumDroppedRecords",
+                       &api->activity_get_num_dropped_records, &missing);
+  base::resolve_symbol(handle, "cuptiActivityEnableRuntimeApi", &api->activity_enable_runtime_api,
+                       &missing);
+  base::resolve_symbol(handle, "cuptiActivityEnableDriverApi", &api->activity_enable_driver_api,
+                       &missing);
+  base::resolve_symbol(handle, "cuptiGetCallbackName", &api->get_callback_name, &missing);
+  base::resolve_symbol(handle, "cuptiGetResultString", &api->get_result_string, &missing);
+  base::resolve_symbol(handle, "cuptiFinalize", &api->finalize, &missing);
+  base::resolve_symbol(handle, "cuptiSubscribe", &api->subscribe, &missing);
+  base::resolve_symbol(handle, "cuptiUnsubscribe", &api->unsubscribe, &missing);
+  base::resolve_symbol(handle, "cuptiEnableCallback", &api->enable_callback, &missing);
   if (!missing.empty()) {
     return Status::Error(path + " is not a usable libcupti (no symbol " + missing +
                          "; CUDA 12.5 or newer is needed)");
@@ -114,12 +113,12 @@ Status load_devices(std::vector<DeviceInfo>* devices) {
   if (handle == nullptr) return Status::Error("no CUDA driver (" + last_dl_error() + ")");
   DriverApi d{};
   std::string missing;
-  resolve(handle, "cuInit", &d.init, &missing);
-  resolve(handle, "cuDeviceGetCount", &d.device_get_count, &missing);
-  resolve(handle, "cuDeviceGet", &d.device_get, &missing);
-  resolve(handle, "cuDeviceGetName", &d.device_get_name, &missing);
-  resolve(handle, "cuDeviceTotalMem_v2", &d.device_total_mem, &missing);
-  resolve(handle, "cuDeviceGetAttribute", &d.device_get_attribute, &missing);
+  base::resolve_symbol(handle, "cuInit", &d.init, &missing);
+  base::resolve_symbol(handle, "cuDeviceGetCount", &d.device_get_count, &missing);
+  base::resolve_symbol(handle, "cuDeviceGet", &d.device_get, &missing);
+  base::resolve_symbol(handle, "cuDeviceGetName", &d.device_get_name, &missing);
+  base::resolve_symbol(handle, "cuDeviceTotalMem_v2", &d.device_total_mem, &missing);
+  base::resolve_symbol(handle, "cuDeviceGetAttribute", &d.device_get_attribute, &missing);
   if (!missing.empty()) return Status::Error("the CUDA driver lacks " + missing);
   if (const CUresult r = d.init(0); r != CUDA_SUCCESS) {
     return Status::Error(r == CUDA_ERROR_NO_DEVICE
