@@ -1,19 +1,21 @@
 #include "metrics/session_metrics.h"
 
 #include <algorithm>
-#include <charconv>
+#include <ctime>
 
 #include "metrics/text_exposition.h"
 
 namespace gpuprobe::metrics {
 
-void Histogram::add(double seconds) {
-  const auto edge =
-      std::lower_bound(kDurationBuckets.begin(), kDurationBuckets.end(), seconds);  // le: <=
-  ++counts[static_cast<std::size_t>(edge - kDurationBuckets.begin())];
-  sum += seconds;
-  ++count;
+namespace {
+
+// The ranges the program itself records, which get a histogram per name.
+bool is_program_range(Category c) {
+  return c == Category::kApp || c == Category::kPython ||
+         (c >= Category::kUser0 && c <= Category::kUser7);
 }
+
+}  // namespace
 
 Histogram* SessionMetrics::histogram_for(const CallSite* site) {
   const auto cached = by_site_.find(site);
@@ -32,6 +34,10 @@ Histogram* SessionMetrics::histogram_for(const CallSite* site) {
 
 void SessionMetrics::add(const EventBatch& batch) {
   MetricValues& v = values_;
+  timespec cpu{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0) {
+    v.collector_cpu_seconds = static_cast<double>(cpu.tv_sec) + cpu.tv_nsec * 1e-9;
+  }
   v.events += batch.size;
   if (batch.threads != nullptr) {
     std::uint64_t dropped = 0;
@@ -40,8 +46,9 @@ void SessionMetrics::add(const EventBatch& batch) {
   }
   const TimeBase& time = *batch.time;
   for (const Event& e : batch) {
+    if (v.framework.add(e, time)) continue;
     if (e.type == EventType::kRange) {
-      if (e.site->category == Category::kCuda) continue;  // GPU annotations read from traces
+      if (!is_program_range(e.site->category) && e.site->category != Category::kStep) continue;
       const double seconds = static_cast<double>(time.duration_ns(e.begin, e.end)) * 1e-9;
       if (e.site->category == Category::kStep) {
         v.steps.add(seconds);
@@ -74,38 +81,12 @@ void SessionMetrics::finish(const Stats& stats) {
   values_.dropped = std::max(values_.dropped, stats.dropped);
 }
 
-namespace {
-
-void write_histogram(TextExposition* out, std::string_view name, Labels labels,
-                     const Histogram& h) {
-  const auto& counts = h.counts;
-  const std::string bucket = std::string(name) + "_bucket";
-  std::uint64_t cumulative = 0;
-  char edge[32];
-  labels.emplace_back("le", "");
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    cumulative += counts[i];
-    if (i < kDurationBuckets.size()) {
-      const auto r = std::to_chars(edge, edge + sizeof edge, kDurationBuckets[i]);
-      labels.back().second = std::string_view(edge, static_cast<std::size_t>(r.ptr - edge));
-    } else {
-      labels.back().second = "+Inf";
-    }
-    out->sample(bucket, labels, static_cast<double>(cumulative));
-  }
-  labels.pop_back();
-  out->sample(std::string(name) + "_sum", labels, h.sum);
-  out->sample(std::string(name) + "_count", labels, static_cast<double>(h.count));
-}
-
-}  // namespace
-
 std::string MetricValues::exposition() const {
   TextExposition out;
   out.family("gpuprobe_range_duration_seconds", "histogram",
              "Duration of gpuprobe ranges, by range name.");
   for (const auto& [name, h] : ranges) {
-    write_histogram(&out, "gpuprobe_range_duration_seconds", {{"name", name}}, h);
+    h.write(&out, "gpuprobe_range_duration_seconds", {{"name", name}});
   }
   out.family("gpuprobe_range_names_overflowed_total", "counter",
              "Ranges not in gpuprobe_range_duration_seconds: their name came after the cap on "
@@ -113,7 +94,7 @@ std::string MetricValues::exposition() const {
   out.sample("gpuprobe_range_names_overflowed_total", {}, static_cast<double>(names_overflowed));
   out.family("gpuprobe_step_duration_seconds", "histogram",
              "Duration of steps (gpuprobe::step, ProfilerStep).");
-  write_histogram(&out, "gpuprobe_step_duration_seconds", {}, steps);
+  steps.write(&out, "gpuprobe_step_duration_seconds", {});
   if (!devices.empty()) {
     out.family("gpuprobe_gpu_kernels_total", "counter", "Kernels that ran, by device.");
     for (const auto& [device, d] : devices) {
@@ -127,11 +108,15 @@ std::string MetricValues::exposition() const {
       out.sample("gpuprobe_gpu_busy_seconds_total", {{"device", id}}, d.busy_seconds);
     }
   }
+  framework.write(&out);
   out.family("gpuprobe_events_total", "counter", "Events delivered to gpuprobe's outputs.");
   out.sample("gpuprobe_events_total", {}, static_cast<double>(events));
   out.family("gpuprobe_events_dropped_total", "counter",
              "Events lost because a thread's ring was full or no ring could be had.");
   out.sample("gpuprobe_events_dropped_total", {}, static_cast<double>(dropped));
+  out.family("gpuprobe_collector_cpu_seconds_total", "counter",
+             "CPU time of gpuprobe's collector thread (draining, GPU records, every output).");
+  out.sample("gpuprobe_collector_cpu_seconds_total", {}, collector_cpu_seconds);
   return out.take();
 }
 

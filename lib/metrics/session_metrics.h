@@ -1,10 +1,11 @@
 // What a session's events say as Prometheus metrics, computed on the collector from the batches
 // every sink gets — nothing is added to the recording path: a duration histogram per range name
-// (a bounded set of names: range names are the user's, kernel names are never labels), step
-// durations, kernels and busy time per GPU, and the events delivered and dropped.
+// (a bounded set of names, and only the program's own ranges — categories app, python and
+// user0..7: PyTorch module ranges and kernel names are never labels), step durations, kernels and
+// busy time per GPU, the framework events of framework_metrics.h, the events delivered and
+// dropped, and the collector's CPU time.
 #pragma once
 
-#include <array>
 #include <climits>
 #include <cstdint>
 #include <map>
@@ -12,22 +13,10 @@
 #include <unordered_map>
 
 #include "gpuprobe/trace_model.hpp"
+#include "metrics/framework_metrics.h"
+#include "metrics/histogram.h"
 
 namespace gpuprobe::metrics {
-
-// Upper edges of the duration buckets, in seconds: a 1-2-5 series from 10 us to 100 s (+Inf
-// follows).
-inline constexpr std::array<double, 22> kDurationBuckets = {
-    1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2,
-    5e-2, 0.1,  0.2,  0.5,  1.0,  2.0,  5.0,  10.0, 20.0, 50.0, 100.0};
-
-// Duration statistics in kDurationBuckets, the last bucket +Inf.
-struct Histogram {
-  std::array<std::uint64_t, kDurationBuckets.size() + 1> counts{};
-  double sum = 0;
-  std::uint64_t count = 0;
-  void add(double seconds);
-};
 
 // The figures themselves, a value: the collector keeps adding to one, and whoever serves them
 // (metrics_endpoint.h) copies it — a few kilobytes — and formats the copy on its own thread.
@@ -40,9 +29,11 @@ struct MetricValues {
   std::map<std::string, Histogram> ranges;  // by name, sorted: a stable exposition
   Histogram steps;
   std::map<std::uint32_t, Device> devices;
+  FrameworkMetrics framework;  // compiles, GC pauses, the CUDA allocator (gpuprobe.torch)
   std::uint64_t names_overflowed = 0;
   std::uint64_t events = 0;
   std::uint64_t dropped = 0;
+  double collector_cpu_seconds = 0;  // of the thread that adds batches: the collector
 
   // Every metric, in the text exposition format.
   std::string exposition() const;

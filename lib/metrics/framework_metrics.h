@@ -1,0 +1,31 @@
+// The events gpuprobe's Python side records (formats/torch_events.h: gpuprobe.torch's compile
+// watcher and allocator statistics, gpuprobe.watch_gc) as metrics of their own, with names a
+// Prometheus user expects rather than per-compile range names: compile time and counts,
+// recompiles, graph breaks, eager fallbacks, compile-cache hits and misses, GC pauses by
+// generation, the CUDA caching allocator's bytes, retries and OOMs.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "gpuprobe/trace_model.hpp"
+#include "metrics/histogram.h"
+#include "metrics/text_exposition.h"
+
+namespace gpuprobe::metrics {
+
+struct FrameworkMetrics {
+  Histogram compiles;                  // torch.compile frame compiles
+  std::map<int, Histogram> gc_pauses;  // by generation
+  std::uint64_t recompiles = 0, graph_breaks = 0, eager_fallbacks = 0, recompile_limit_hits = 0;
+  std::map<std::string, double> latest;  // the last value of each framework counter, by metric
+
+  // Takes `e` when it is one of those events (true), else leaves it to the caller.
+  bool add(const Event& e, const TimeBase& time);
+  // Writes the families of the sources that produced anything: a program that never compiles
+  // or collects has none of them.
+  void write(TextExposition* out) const;
+};
+
+}  // namespace gpuprobe::metrics

@@ -1,0 +1,28 @@
+// A duration histogram in the buckets every gpuprobe metric uses, and its exposition.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "metrics/text_exposition.h"
+
+namespace gpuprobe::metrics {
+
+// Upper edges of the duration buckets, in seconds: a 1-2-5 series from 10 us to 100 s (+Inf
+// follows).
+inline constexpr std::array<double, 22> kDurationBuckets = {
+    1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2,
+    5e-2, 0.1,  0.2,  0.5,  1.0,  2.0,  5.0,  10.0, 20.0, 50.0, 100.0};
+
+struct Histogram {
+  std::array<std::uint64_t, kDurationBuckets.size() + 1> counts{};  // the last is +Inf
+  double sum = 0;
+  std::uint64_t count = 0;
+
+  void add(double seconds);
+  // The _bucket (cumulative, with `le`), _sum and _count samples of family `name`.
+  void write(TextExposition* out, std::string_view name, Labels labels) const;
+};
+
+}  // namespace gpuprobe::metrics

@@ -1,0 +1,85 @@
+// gpuprobe.torch's and watch_gc's events as metrics of their own (names from
+// formats/torch_events.h), and only when something produced them.
+#include "metrics/framework_metrics.h"
+
+#include <string>
+#include <vector>
+
+#include "formats/torch_events.h"
+#include "metrics/session_metrics.h"
+#include "support/catch.hpp"
+
+namespace gpuprobe::metrics {
+namespace {
+
+namespace te = formats::torch_events;
+
+const TimeBase kTime(0, 0, 1.0);  // a tick is a nanosecond
+
+bool has_line(const std::string& text, const std::string& line) {
+  return text.find("\n" + line + "\n") != std::string::npos || text.rfind(line + "\n", 0) == 0;
+}
+
+TEST_CASE("compiles, recompiles, graph breaks, GC pauses and allocator figures get their metrics") {
+  const CallSite compile0{"torch.compile [0/0]", "", "", 0, 0, Category::kCompile};
+  const CallSite compile1{"torch.compile [0/1]", "", "", 0, 0, Category::kCompile};
+  const CallSite recompile{
+      "recompile [0/1]: tensor 'x' size mismatch", "", "", 0, 0, Category::kCompile};
+  const CallSite graph_break{"graph break: print [in f]", "", "", 0, 0, Category::kCompile};
+  const CallSite hits{te::kCacheHits, "", "", 0, 0, Category::kCompile};
+  const CallSite gen0{"gc gen0", "", "", 0, 0, Category::kGc};
+  const CallSite gen2{"gc gen2", "", "", 0, 0, Category::kGc};
+  const CallSite reserved{te::kReservedBytes, "", "", 0, 0, Category::kAllocator};
+  const CallSite ooms{te::kOoms, "", "", 0, 0, Category::kAllocator};
+  const CallSite module{"Linear", "", "", 0, 0, Category::kTorch};
+  const CallSite request{"request", "", "", 0, 0, Category::kApp};
+  std::vector<Event> events = {
+      {EventType::kRange, 0, &compile0, 0, 2'000'000'000, 0.0},  // 2 s
+      {EventType::kInstant, 0, &recompile, 5, 5, 0.0},
+      {EventType::kRange, 0, &compile1, 0, 300'000'000, 0.0},  // 0.3 s
+      {EventType::kInstant, 0, &graph_break, 6, 6, 0.0},
+      {EventType::kInstant, 0, &graph_break, 7, 7, 0.0},
+      {EventType::kCounter, 0, &hits, 8, 8, 3.0},
+      {EventType::kCounter, 0, &hits, 9, 9, 4.0},         // running totals: the last counts
+      {EventType::kRange, 0, &gen0, 0, 30'000, 0.0},      // 30 us
+      {EventType::kRange, 0, &gen2, 0, 40'000'000, 0.0},  // 40 ms
+      {EventType::kCounter, 0, &reserved, 10, 10, 1048576.0},
+      {EventType::kCounter, 0, &ooms, 11, 11, 1.0},
+      {EventType::kRange, 0, &module, 0, 1000, 0.0},  // a module range: not a range metric
+      {EventType::kRange, 0, &request, 0, 1000, 0.0}};
+  const std::vector<ThreadInfo> threads(1);
+  SessionMetrics m;
+  m.add(EventBatch{events.data(), events.size(), &kTime, &threads});
+  const std::string text = m.exposition();
+  CAPTURE(text);
+  CHECK(has_line(text, "gpuprobe_compile_duration_seconds_count 2"));
+  CHECK(has_line(text, "gpuprobe_compile_duration_seconds_bucket{le=\"0.5\"} 1"));
+  CHECK(has_line(text, "gpuprobe_compile_duration_seconds_bucket{le=\"2\"} 2"));
+  CHECK(has_line(text, "gpuprobe_compile_recompiles_total 1"));
+  CHECK(has_line(text, "gpuprobe_compile_graph_breaks_total 2"));
+  CHECK(has_line(text, "gpuprobe_compile_eager_fallbacks_total 0"));
+  CHECK(has_line(text, "gpuprobe_compile_cache_hits_total 4"));
+  CHECK(has_line(text, "gpuprobe_gc_pause_seconds_count{generation=\"0\"} 1"));
+  CHECK(has_line(text, "gpuprobe_gc_pause_seconds_bucket{generation=\"2\",le=\"0.02\"} 0"));
+  CHECK(has_line(text, "gpuprobe_gc_pause_seconds_bucket{generation=\"2\",le=\"0.05\"} 1"));
+  CHECK(has_line(text, "# TYPE gpuprobe_cuda_reserved_bytes gauge"));
+  CHECK(has_line(text, "gpuprobe_cuda_reserved_bytes 1048576"));
+  CHECK(has_line(text, "gpuprobe_cuda_ooms_total 1"));
+  // Per-compile names and module names are not range names; the program's own range is.
+  CHECK(text.find("name=\"torch.compile") == std::string::npos);
+  CHECK(text.find("name=\"gc gen") == std::string::npos);
+  CHECK(text.find("name=\"Linear\"") == std::string::npos);
+  CHECK(has_line(text, "gpuprobe_range_duration_seconds_count{name=\"request\"} 1"));
+}
+
+TEST_CASE("a program that never compiles, collects or allocates has none of those families") {
+  SessionMetrics m;
+  const std::string text = m.exposition();
+  CHECK(text.find("gpuprobe_compile_") == std::string::npos);
+  CHECK(text.find("gpuprobe_gc_") == std::string::npos);
+  CHECK(text.find("gpuprobe_cuda_") == std::string::npos);
+  CHECK(text.find("gpuprobe_collector_cpu_seconds_total") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuprobe::metrics
