@@ -6,10 +6,12 @@
 
 namespace gpuprobe::metrics {
 
-void Histogram::add(double seconds) {
+void Histogram::add(double seconds, std::int64_t wall_ns, std::int64_t os_tid) {
   const auto edge =
       std::lower_bound(kDurationBuckets.begin(), kDurationBuckets.end(), seconds);  // le: <=
-  ++counts[static_cast<std::size_t>(edge - kDurationBuckets.begin())];
+  const auto bucket = static_cast<std::size_t>(edge - kDurationBuckets.begin());
+  ++counts[bucket];
+  if (wall_ns != 0) exemplars[bucket] = Exemplar{seconds, wall_ns, os_tid};
   sum += seconds;
   ++count;
 }
@@ -27,7 +29,8 @@ void Histogram::write(TextExposition* out, std::string_view name, Labels labels)
     } else {
       labels.back().second = "+Inf";
     }
-    out->sample(bucket, labels, static_cast<double>(cumulative));
+    const Exemplar& ex = exemplars[i];
+    out->sample(bucket, labels, static_cast<double>(cumulative), ex.wall_ns != 0 ? &ex : nullptr);
   }
   labels.pop_back();
   out->sample(std::string(name) + "_sum", labels, sum);

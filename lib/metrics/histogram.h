@@ -17,11 +17,14 @@ inline constexpr std::array<double, 22> kDurationBuckets = {
 
 struct Histogram {
   std::array<std::uint64_t, kDurationBuckets.size() + 1> counts{};  // the last is +Inf
+  // The latest event of each bucket (wall_ns 0: none yet), for OpenMetrics exemplars.
+  std::array<Exemplar, kDurationBuckets.size() + 1> exemplars{};
   double sum = 0;
   std::uint64_t count = 0;
 
-  void add(double seconds);
-  // The _bucket (cumulative, with `le`), _sum and _count samples of family `name`.
+  // One duration that ended at `wall_ns` on thread `os_tid`.
+  void add(double seconds, std::int64_t wall_ns = 0, std::int64_t os_tid = 0);
+  // The _bucket (cumulative, with `le`, and its exemplar), _sum and _count samples of `name`.
   void write(TextExposition* out, std::string_view name, Labels labels) const;
 };
 

@@ -84,14 +84,17 @@ int MetricsEndpoint::handle(mg_connection* conn, void* data) {
     std::lock_guard<std::mutex> lock(self->published_mu_);
     values = self->published_;
   }
-  const std::string text = values.exposition();
-  const std::string type(TextExposition::kContentType);
+  const char* accept = api.get_header(conn, "Accept");
+  const TextFormat format = TextExposition::negotiate(accept != nullptr ? accept : "");
+  const std::string text = values.exposition(format);
+  const std::string type(TextExposition(format).content_type());
   api.send_http_ok(conn, type.c_str(), static_cast<long long>(text.size()));
   if (!head) api.write(conn, text.data(), text.size());
   return 200;
 }
 
-Status MetricsEndpoint::open(const TraceInfo&) {
+Status MetricsEndpoint::open(const TraceInfo& info) {
+  metrics_.set_rank(info.rank);
   std::string host;
   int port = 0;
   if (!parse_listen_address(value_, &host, &port)) {

@@ -1,5 +1,6 @@
 // `metrics=[HOST:]PORT`: the session's metrics (session_metrics.h) served over HTTP for
-// Prometheus to scrape, `GET /metrics` in the text exposition format 0.0.4, by civetweb
+// Prometheus to scrape, `GET /metrics` in OpenMetrics when the Accept header asks for it, else
+// the text exposition format 0.0.4 (text_exposition.h), by civetweb
 // (civetweb_library.h). HOST is 127.0.0.1 unless given (an IPv4 address, or an IPv6 one in
 // brackets): other interfaces are an explicit choice. Only GET and HEAD of /metrics are served
 // (anything else: 404 or 405); two worker threads, a short queue, 8 KiB requests and 5 s

@@ -11,7 +11,8 @@ constexpr auto kPeriod = std::chrono::seconds(1);
 
 }  // namespace
 
-Status MetricsFileSink::open(const TraceInfo&) {
+Status MetricsFileSink::open(const TraceInfo& info) {
+  metrics_.set_rank(info.rank);
   // A first version now: a path that cannot be written fails before the session records.
   return publish();
 }

@@ -50,10 +50,13 @@ void SessionMetrics::add(const EventBatch& batch) {
     if (e.type == EventType::kRange) {
       if (!is_program_range(e.site->category) && e.site->category != Category::kStep) continue;
       const double seconds = static_cast<double>(time.duration_ns(e.begin, e.end)) * 1e-9;
+      const std::int64_t tid = batch.threads != nullptr && e.thread < batch.threads->size()
+                                   ? (*batch.threads)[e.thread].os_tid
+                                   : 0;
       if (e.site->category == Category::kStep) {
-        v.steps.add(seconds);
+        v.steps.add(seconds, time.wall_ns(e.end), tid);
       } else if (Histogram* h = histogram_for(e.site)) {
-        h->add(seconds);
+        h->add(seconds, time.wall_ns(e.end), tid);
       } else {
         ++v.names_overflowed;
       }
@@ -81,8 +84,10 @@ void SessionMetrics::finish(const Stats& stats) {
   values_.dropped = std::max(values_.dropped, stats.dropped);
 }
 
-std::string MetricValues::exposition() const {
-  TextExposition out;
+std::string MetricValues::exposition(TextFormat format) const {
+  TextExposition out(format);
+  const std::string rank_text = std::to_string(rank);
+  if (rank >= 0) out.set_common_labels({{"rank", rank_text}});
   out.family("gpuprobe_range_duration_seconds", "histogram",
              "Duration of gpuprobe ranges, by range name.");
   for (const auto& [name, h] : ranges) {
@@ -117,7 +122,7 @@ std::string MetricValues::exposition() const {
   out.family("gpuprobe_collector_cpu_seconds_total", "counter",
              "CPU time of gpuprobe's collector thread (draining, GPU records, every output).");
   out.sample("gpuprobe_collector_cpu_seconds_total", {}, collector_cpu_seconds);
-  return out.take();
+  return out.finish();
 }
 
 }  // namespace gpuprobe::metrics

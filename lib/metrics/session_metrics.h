@@ -34,9 +34,10 @@ struct MetricValues {
   std::uint64_t events = 0;
   std::uint64_t dropped = 0;
   double collector_cpu_seconds = 0;  // of the thread that adds batches: the collector
+  int rank = -1;                     // the distributed rank, a label of every sample when known
 
-  // Every metric, in the text exposition format.
-  std::string exposition() const;
+  // Every metric, in `format`.
+  std::string exposition(TextFormat format = TextFormat::kPrometheus) const;
 };
 
 class SessionMetrics {
@@ -45,6 +46,8 @@ class SessionMetrics {
   // gpuprobe_range_names_overflowed_total.
   explicit SessionMetrics(std::size_t max_names = 64) : max_names_(max_names) {}
 
+  // The session's rank (TraceInfo::rank), a label of every sample; -1: none.
+  void set_rank(int rank) { values_.rank = rank; }
   void add(const EventBatch& batch);
   // The session's final figures, which a batch does not carry.
   void finish(const Stats& stats);

@@ -35,7 +35,18 @@ void append_value(std::string* out, double v) {
 
 }  // namespace
 
+TextFormat TextExposition::negotiate(std::string_view accept) {
+  return accept.find("application/openmetrics-text") != std::string_view::npos
+             ? TextFormat::kOpenMetrics
+             : TextFormat::kPrometheus;
+}
+
 void TextExposition::family(std::string_view name, std::string_view type, std::string_view help) {
+  constexpr std::string_view kTotal = "_total";
+  if (format_ == TextFormat::kOpenMetrics && type == "counter" && name.size() > kTotal.size() &&
+      name.substr(name.size() - kTotal.size()) == kTotal) {
+    name.remove_suffix(kTotal.size());  // the family; its samples keep _total
+  }
   text_ += "# HELP ";
   text_ += name;
   text_ += ' ';
@@ -47,22 +58,55 @@ void TextExposition::family(std::string_view name, std::string_view type, std::s
   text_ += '\n';
 }
 
-void TextExposition::sample(std::string_view name, const Labels& labels, double value) {
+namespace {
+
+void append_labels(std::string* out, const Labels& labels) {
+  *out += '{';
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (i != 0) *out += ',';
+    *out += labels[i].first;
+    *out += "=\"";
+    append_escaped(out, labels[i].second, true);
+    *out += '"';
+  }
+  *out += '}';
+}
+
+}  // namespace
+
+void TextExposition::sample(std::string_view name, const Labels& labels, double value,
+                            const Exemplar* exemplar) {
   text_ += name;
-  if (!labels.empty()) {
-    text_ += '{';
-    for (std::size_t i = 0; i < labels.size(); ++i) {
-      if (i != 0) text_ += ',';
-      text_ += labels[i].first;
-      text_ += "=\"";
-      append_escaped(&text_, labels[i].second, true);
-      text_ += '"';
-    }
-    text_ += '}';
+  if (!common_.empty()) {
+    Labels all = common_;
+    all.insert(all.end(), labels.begin(), labels.end());
+    append_labels(&text_, all);
+  } else if (!labels.empty()) {
+    append_labels(&text_, labels);
   }
   text_ += ' ';
   append_value(&text_, value);
+  if (exemplar != nullptr && format_ == TextFormat::kOpenMetrics) {
+    const std::string tid = std::to_string(exemplar->os_tid);
+    text_ += " # ";
+    append_labels(&text_, {{"tid", tid}});
+    text_ += ' ';
+    append_value(&text_, exemplar->value);
+    text_ += ' ';
+    // Seconds since the epoch, to the microsecond: exact as a decimal, as the format wants.
+    const std::int64_t us = exemplar->wall_ns / 1000;
+    text_ += std::to_string(us / 1000000);
+    text_ += '.';
+    const std::string frac = std::to_string(us % 1000000);
+    text_.append(6 - frac.size(), '0');
+    text_ += frac;
+  }
   text_ += '\n';
+}
+
+std::string TextExposition::finish() {
+  if (format_ == TextFormat::kOpenMetrics) text_ += "# EOF\n";
+  return std::move(text_);
 }
 
 }  // namespace gpuprobe::metrics

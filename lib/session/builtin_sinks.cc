@@ -46,8 +46,9 @@ void register_builtin_sinks() noexcept {
           }}));
       static_cast<void>(registry.add(core::SinkRegistry::Entry{
           "metrics", "[HOST:]PORT",
-          "serve the metrics of metrics_file over HTTP, GET /metrics (Prometheus text format "
-          "0.0.4), on 127.0.0.1 unless HOST is given; PORT 0 picks a free one",
+          "serve the metrics of metrics_file over HTTP, GET /metrics (OpenMetrics with exemplars "
+          "when asked, else Prometheus text 0.0.4), on 127.0.0.1 unless HOST is given; PORT 0 "
+          "picks a free one",
           [](std::string_view value) -> std::unique_ptr<Sink> {
             return std::make_unique<metrics::MetricsEndpoint>(std::string(value));
           }}));

@@ -72,7 +72,8 @@ struct Served {
   explicit Served(int n) {
     REQUIRE(endpoint.open(TraceInfo{}).ok());
     std::vector<Event> events(n, Event{EventType::kRange, 0, &kRequest, 0, 1'000'000, 0.0});
-    const std::vector<ThreadInfo> threads(1);
+    std::vector<ThreadInfo> threads(1);
+    threads[0].os_tid = 4242;
     std::this_thread::sleep_for(std::chrono::milliseconds(120));  // past the publish period
     REQUIRE(endpoint.write(EventBatch{events.data(), events.size(), &kTime, &threads}).ok());
   }
@@ -98,6 +99,20 @@ TEST_CASE("GET /metrics serves the text format that promtool accepts") {
     CHECK(std::system(("promtool check metrics < " + path + " > /dev/null").c_str()) == 0);
     std::remove(path.c_str());
   }
+  // A scraper that asks for OpenMetrics gets it, with the latest range of a bucket as its
+  // exemplar and the end marker.
+  const std::string open_metrics = http_exchange(
+      s.endpoint.port(),
+      "GET /metrics HTTP/1.1\r\nHost: localhost\r\nAccept: application/openmetrics-text;"
+      "version=1.0.0,text/plain;version=0.0.4;q=0.5\r\n\r\n");
+  CAPTURE(open_metrics);
+  CHECK(open_metrics.find("Content-Type: application/openmetrics-text; version=1.0.0; "
+                          "charset=utf-8\r\n") != std::string::npos);
+  CHECK(open_metrics.find("# TYPE gpuprobe_events counter\n") != std::string::npos);
+  CHECK(open_metrics.find("gpuprobe_range_duration_seconds_bucket{name=\"request\",le=\"0.001\"} 5 "
+                          "# {tid=\"") != std::string::npos);
+  CHECK(open_metrics.size() > 6);
+  CHECK(open_metrics.substr(open_metrics.size() - 6) == "# EOF\n");
   // HEAD: the same headers, no body.
   const std::string head = get(s.endpoint.port(), "/metrics", "HEAD");
   CHECK(head.rfind("HTTP/1.1 200", 0) == 0);

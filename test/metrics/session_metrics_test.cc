@@ -124,6 +124,19 @@ TEST_CASE("GPU kernels are counted and busy time counts overlapping work once, p
   CHECK(has_line(text, "gpuprobe_events_dropped_total 4"));
 }
 
+TEST_CASE("a distributed rank labels every sample") {
+  SessionMetrics m;
+  m.set_rank(3);
+  Batch b;
+  b.events = {range(kRequest, 0, 15'000)};
+  m.add(b.view());
+  const std::string text = m.exposition();
+  CAPTURE(text);
+  CHECK(has_line(text, "gpuprobe_range_duration_seconds_count{rank=\"3\",name=\"request\"} 1"));
+  CHECK(has_line(text, "gpuprobe_events_total{rank=\"3\"} 1"));
+  CHECK(text.find("\ngpuprobe_events_total 1") == std::string::npos);
+}
+
 TEST_CASE("without GPU work there are no GPU metrics") {
   SessionMetrics m;
   const std::string text = m.exposition();

@@ -1,11 +1,13 @@
 """Prometheus itself (Debian's `prometheus` server) scrapes a gpuprobe session's `metrics=`
-endpoint, and the queries the README gives answer from what the session recorded."""
+endpoint — in OpenMetrics, which it asks for first — and the queries the README gives answer
+from what the session recorded, exemplars included."""
 import json
 import os
 import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -27,6 +29,14 @@ def query(port, expr):
     url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
     with urllib.request.urlopen(url, timeout=5) as r:
         return json.load(r)["data"]["result"]
+
+
+def exemplars(port, expr):
+    now = time.time()
+    url = f"http://127.0.0.1:{port}/api/v1/query_exemplars?" + urllib.parse.urlencode(
+        {"query": expr, "start": now - 600, "end": now + 60})
+    with urllib.request.urlopen(url, timeout=5) as r:
+        return json.load(r)["data"]
 
 
 def wait_for(what, timeout=30):
@@ -64,7 +74,7 @@ def test_prometheus_scrapes_the_endpoint_and_answers_the_readme_queries():
                 f"    static_configs:\n      - targets: ['127.0.0.1:{gp_port}']\n")
     prom = subprocess.Popen(
         [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={work}/data",
-         f"--web.listen-address=127.0.0.1:{prom_port}"],
+         f"--web.listen-address=127.0.0.1:{prom_port}", "--enable-feature=exemplar-storage"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         up = wait_for(lambda: [r for r in query(prom_port, 'up{job="gpuprobe"}')
@@ -88,6 +98,13 @@ def test_prometheus_scrapes_the_endpoint_and_answers_the_readme_queries():
         # Every request slept 1 ms, so its P99 is at least that — and, on a loaded machine,
         # well under the 100 ms that would mean the buckets are read wrong.
         assert 0.001 <= float(p99[0]["value"][1]) <= 0.1
+        # Each bucket's latest request came through as an exemplar naming this thread.
+        found = wait_for(lambda: [e for series in exemplars(
+            prom_port, 'gpuprobe_range_duration_seconds_bucket{name="request"}')
+            for e in series["exemplars"]])
+        assert found, "no exemplar reached Prometheus"
+        assert {e["labels"]["tid"] for e in found} == {str(threading.get_native_id())}
+        assert all(float(e["value"]) >= 0.001 for e in found)
     finally:
         prom.terminate()
         prom.wait(timeout=30)
