@@ -79,18 +79,24 @@ int MetricsEndpoint::handle(mg_connection* conn, void* data) {
     api.send_http_error(conn, 405, "%s", "method not allowed: GET or HEAD\n");
     return 405;
   }
-  MetricValues values;
-  {
-    std::lock_guard<std::mutex> lock(self->published_mu_);
-    values = self->published_;
+  // Nothing may leave this function as an exception: it runs on civetweb's thread, in C.
+  try {
+    MetricValues values;
+    {
+      std::lock_guard<std::mutex> lock(self->published_mu_);
+      values = self->published_;
+    }
+    const char* accept = api.get_header(conn, "Accept");
+    const TextFormat format = TextExposition::negotiate(accept != nullptr ? accept : "");
+    const std::string text = values.exposition(format);
+    const std::string type(TextExposition(format).content_type());
+    api.send_http_ok(conn, type.c_str(), static_cast<long long>(text.size()));
+    if (!head) api.write(conn, text.data(), text.size());
+    return 200;
+  } catch (...) {
+    api.send_http_error(conn, 500, "%s", "gpuprobe could not format its metrics\n");
+    return 500;
   }
-  const char* accept = api.get_header(conn, "Accept");
-  const TextFormat format = TextExposition::negotiate(accept != nullptr ? accept : "");
-  const std::string text = values.exposition(format);
-  const std::string type(TextExposition(format).content_type());
-  api.send_http_ok(conn, type.c_str(), static_cast<long long>(text.size()));
-  if (!head) api.write(conn, text.data(), text.size());
-  return 200;
 }
 
 Status MetricsEndpoint::open(const TraceInfo& info) {
