@@ -47,7 +47,7 @@ bool FrameworkMetrics::add(const Event& e, const TimeBase& time) {
   const char* name = e.site->name;
   if (category == Category::kCompile) {
     if (e.type == EventType::kRange && starts_with(name, te::kCompile)) {
-      compiles.add(static_cast<double>(time.duration_ns(e.begin, e.end)) * 1e-9);
+      compiles.add(duration_seconds(time, e));
     } else if (e.type == EventType::kInstant) {
       recompiles += starts_with(name, te::kRecompile);
       graph_breaks += starts_with(name, te::kGraphBreak);
@@ -57,7 +57,7 @@ bool FrameworkMetrics::add(const Event& e, const TimeBase& time) {
   } else if (category == Category::kGc) {
     if (e.type == EventType::kRange && starts_with(name, te::kGcGeneration)) {
       const int generation = std::atoi(name + std::strlen(te::kGcGeneration));
-      gc_pauses[generation].add(static_cast<double>(time.duration_ns(e.begin, e.end)) * 1e-9);
+      gc_pauses[generation].add(duration_seconds(time, e));
     }
   } else if (category != Category::kAllocator) {
     return false;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "gpuprobe/trace_model.hpp"
 #include "metrics/text_exposition.h"
 
 namespace gpuprobe::metrics {
@@ -14,6 +15,11 @@ namespace gpuprobe::metrics {
 inline constexpr std::array<double, 22> kDurationBuckets = {
     1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2,
     5e-2, 0.1,  0.2,  0.5,  1.0,  2.0,  5.0,  10.0, 20.0, 50.0, 100.0};
+
+// A range's duration in seconds, as every histogram takes it.
+inline double duration_seconds(const TimeBase& time, const Event& e) {
+  return static_cast<double>(time.duration_ns(e.begin, e.end)) * 1e-9;
+}
 
 struct Histogram {
   std::array<std::uint64_t, kDurationBuckets.size() + 1> counts{};  // the last is +Inf

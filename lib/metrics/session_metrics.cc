@@ -49,7 +49,7 @@ void SessionMetrics::add(const EventBatch& batch) {
     if (v.framework.add(e, time)) continue;
     if (e.type == EventType::kRange) {
       if (!is_program_range(e.site->category) && e.site->category != Category::kStep) continue;
-      const double seconds = static_cast<double>(time.duration_ns(e.begin, e.end)) * 1e-9;
+      const double seconds = duration_seconds(time, e);
       const std::int64_t tid = batch.threads != nullptr && e.thread < batch.threads->size()
                                    ? (*batch.threads)[e.thread].os_tid
                                    : 0;

@@ -60,14 +60,20 @@ void TextExposition::family(std::string_view name, std::string_view type, std::s
 
 namespace {
 
-void append_labels(std::string* out, const Labels& labels) {
+// `{first...,then...}`, or nothing when both are empty.
+void append_labels(std::string* out, const Labels& first, const Labels& then = {}) {
+  if (first.empty() && then.empty()) return;
   *out += '{';
-  for (std::size_t i = 0; i < labels.size(); ++i) {
-    if (i != 0) *out += ',';
-    *out += labels[i].first;
-    *out += "=\"";
-    append_escaped(out, labels[i].second, true);
-    *out += '"';
+  bool comma = false;
+  for (const Labels* list : {&first, &then}) {
+    for (const auto& [key, value] : *list) {
+      if (comma) *out += ',';
+      comma = true;
+      *out += key;
+      *out += "=\"";
+      append_escaped(out, value, true);
+      *out += '"';
+    }
   }
   *out += '}';
 }
@@ -77,13 +83,7 @@ void append_labels(std::string* out, const Labels& labels) {
 void TextExposition::sample(std::string_view name, const Labels& labels, double value,
                             const Exemplar* exemplar) {
   text_ += name;
-  if (!common_.empty()) {
-    Labels all = common_;
-    all.insert(all.end(), labels.begin(), labels.end());
-    append_labels(&text_, all);
-  } else if (!labels.empty()) {
-    append_labels(&text_, labels);
-  }
+  append_labels(&text_, common_, labels);
   text_ += ' ';
   append_value(&text_, value);
   if (exemplar != nullptr && format_ == TextFormat::kOpenMetrics) {

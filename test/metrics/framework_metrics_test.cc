@@ -8,17 +8,16 @@
 #include "formats/torch_events.h"
 #include "metrics/session_metrics.h"
 #include "support/catch.hpp"
+#include "support/strings.h"
 
 namespace gpuprobe::metrics {
 namespace {
 
+using testing::has_line;
+
 namespace te = formats::torch_events;
 
 const TimeBase kTime(0, 0, 1.0);  // a tick is a nanosecond
-
-bool has_line(const std::string& text, const std::string& line) {
-  return text.find("\n" + line + "\n") != std::string::npos || text.rfind(line + "\n", 0) == 0;
-}
 
 TEST_CASE("compiles, recompiles, graph breaks, GC pauses and allocator figures get their metrics") {
   const CallSite compile0{"torch.compile [0/0]", "", "", 0, 0, Category::kCompile};

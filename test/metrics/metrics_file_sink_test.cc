@@ -6,23 +6,15 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "gpuprobe/gpuprobe.hpp"
 #include "gpuprobe/session.hpp"
 #include "support/catch.hpp"
+#include "support/strings.h"
 
 namespace gpuprobe {
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 TEST_CASE("a session's metrics file holds its ranges, and promtool accepts it") {
   const std::string path = "/tmp/gpuprobe_metrics_test_" + std::to_string(getpid()) + ".prom";
@@ -30,7 +22,7 @@ TEST_CASE("a session's metrics file holds its ranges, and promtool accepts it") 
     Session session("metrics_file=" + path);
     REQUIRE(session.ok());
     // Written when the session starts, so that a scraper finds it at once.
-    CHECK(slurp(path).find("# TYPE gpuprobe_range_duration_seconds histogram") !=
+    CHECK(testing::read_file(path).find("# TYPE gpuprobe_range_duration_seconds histogram") !=
           std::string::npos);
     for (int i = 0; i < 100; ++i) {
       GPUPROBE_RANGE("request");
@@ -38,7 +30,7 @@ TEST_CASE("a session's metrics file holds its ranges, and promtool accepts it") 
     }
     REQUIRE(session.stop().ok());
   }
-  const std::string text = slurp(path);
+  const std::string text = testing::read_file(path);
   CAPTURE(text);
   CHECK(text.find("gpuprobe_range_duration_seconds_count{name=\"request\"} 100\n") !=
         std::string::npos);

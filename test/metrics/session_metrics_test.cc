@@ -7,9 +7,12 @@
 
 #include "formats/steps.h"
 #include "support/catch.hpp"
+#include "support/strings.h"
 
 namespace gpuprobe::metrics {
 namespace {
+
+using testing::has_line;
 
 constexpr CallSite kRequest{"request", "", "", 0, 0, Category::kApp};
 constexpr CallSite kRequestToo{"request", "f", "other.cc", 9, 0, Category::kPython};
@@ -28,10 +31,6 @@ struct Batch {
   std::vector<ThreadInfo> threads{ThreadInfo{}};
   EventBatch view() const { return EventBatch{events.data(), events.size(), &kTime, &threads}; }
 };
-
-bool has_line(const std::string& text, const std::string& line) {
-  return text.find("\n" + line + "\n") != std::string::npos || text.rfind(line + "\n", 0) == 0;
-}
 
 TEST_CASE("range durations fall into the 1-2-5 buckets, cumulatively, by name") {
   SessionMetrics m;

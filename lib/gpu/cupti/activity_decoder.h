@@ -8,14 +8,13 @@
 #include <string>
 #include <unordered_map>
 
+#include "gpu/cupti/api_selection.h"
 #include "gpuprobe/gpu_activity.hpp"
 
 namespace gpuprobe::cupti {
 
 class ActivityDecoder {
  public:
-  using CallbackNameFn = CUptiResult (*)(CUpti_CallbackDomain, uint32_t, const char**);
-
   // `callback_name` resolves API function names (cuptiGetCallbackName); when null, API calls are
   // named "runtime API 211" and the like. Unless `all_api`, API calls api_selection.h does not
   // record are dropped here too: where CUPTI cannot be asked for single calls, it records all.

@@ -71,30 +71,30 @@ Status ApiCallbacks::enable(const CuptiApi& api, CUpti_SubscriberHandle subscrib
   if (api.enable_callback == nullptr || api.get_callback_name == nullptr) {
     return Status::Error("cuptiEnableCallback is not in this CUPTI");
   }
-  const CUpti_CallbackDomain domain =
-      runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
-  const std::uint32_t ids = runtime ? std::uint32_t{CUPTI_RUNTIME_TRACE_CBID_SIZE}
-                                    : std::uint32_t{CUPTI_DRIVER_TRACE_CBID_SIZE};
+  pid_ = static_cast<std::uint32_t>(getpid());  // per session: a forked child starts its own
   const std::size_t first = enabled_.size();
-  for (std::uint32_t cbid = 1; cbid < ids; ++cbid) {
-    const char* name = nullptr;
-    if (api.get_callback_name(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
-    if (!is_recorded_api(runtime ? ApiDomain::kRuntime : ApiDomain::kDriver, name)) continue;
-    const CallSite* site =
-        core::NameTable::get().intern(names->api_name(domain, cbid), Category::kCuda);
-    site_slot(domain, cbid)->store(site, std::memory_order_relaxed);
-    calls_[site] = Call{domain, cbid};
-    if (const CUptiResult r = api.enable_callback(1, subscriber, domain, cbid);
-        r != CUPTI_SUCCESS) {
-      for (std::size_t i = first; i < enabled_.size(); ++i) {
-        api.enable_callback(0, subscriber, enabled_[i].domain, enabled_[i].cbid);
-      }
-      enabled_.resize(first);
-      return Status::Error(std::string("cuptiEnableCallback(") + name + ") failed");
-    }
-    enabled_.push_back(Call{domain, cbid});
+  std::string failed;
+  for_each_api(
+      api.get_callback_name, runtime,
+      [&](CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name, bool recorded) {
+        if (!recorded) return true;
+        const CallSite* site =
+            core::NameTable::get().intern(names->api_name(domain, cbid), Category::kCuda);
+        site_slot(domain, cbid)->store(site, std::memory_order_relaxed);
+        calls_[site] = Call{domain, cbid};
+        if (api.enable_callback(1, subscriber, domain, cbid) != CUPTI_SUCCESS) {
+          failed = name;
+          return false;
+        }
+        enabled_.push_back(Call{domain, cbid});
+        return true;
+      });
+  if (failed.empty()) return {};
+  for (std::size_t i = first; i < enabled_.size(); ++i) {
+    api.enable_callback(0, subscriber, enabled_[i].domain, enabled_[i].cbid);
   }
-  return {};
+  enabled_.resize(first);
+  return Status::Error("cuptiEnableCallback(" + failed + ") failed");
 }
 
 void ApiCallbacks::disable(const CuptiApi& api, CUpti_SubscriberHandle subscriber) {
@@ -117,7 +117,7 @@ bool ApiCallbacks::to_activity(std::int64_t os_tid, std::uint32_t pthread_id, st
   out->cbid = it->second.cbid;
   out->thread_id = pthread_id;
   out->os_tid = os_tid;
-  out->process_id = static_cast<std::uint32_t>(getpid());  // not cached: fork() changes it
+  out->process_id = pid_;
   return true;
 }
 

@@ -11,6 +11,7 @@
 #include <cupti.h>
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -47,6 +48,7 @@ class ApiCallbacks {
     CUpti_CallbackId cbid;
   };
   std::vector<Call> enabled_;
+  std::uint32_t pid_ = 0;  // the process the calls are made in, read at enable()
   std::unordered_map<const CallSite*, Call> calls_;  // the sites this session named
 };
 

@@ -145,17 +145,14 @@ Status CuptiTracer::narrow_api_kind(bool runtime) {
   if (enable == nullptr || api.get_callback_name == nullptr) {
     return Status::Error(std::string(call) + " is not in this CUPTI");
   }
-  const CUpti_CallbackDomain domain =
-      runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
-  const std::uint32_t ids = runtime ? std::uint32_t{CUPTI_RUNTIME_TRACE_CBID_SIZE}
-                                    : std::uint32_t{CUPTI_DRIVER_TRACE_CBID_SIZE};
-  for (std::uint32_t cbid = 1; cbid < ids; ++cbid) {
-    const char* name = nullptr;
-    if (api.get_callback_name(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
-    if (is_recorded_api(runtime ? ApiDomain::kRuntime : ApiDomain::kDriver, name)) continue;
-    if (Status s = check(enable(cbid, 0), call); !s.ok()) return s;
-  }
-  return {};
+  Status failed;
+  for_each_api(api.get_callback_name, runtime,
+               [&](CUpti_CallbackDomain, CUpti_CallbackId cbid, const char*, bool recorded) {
+                 if (recorded) return true;
+                 failed = check(enable(cbid, 0), call);
+                 return failed.ok();
+               });
+  return failed;
 }
 
 void CuptiTracer::parse(std::uint8_t* buffer, std::size_t valid, std::vector<GpuActivity>* out) {
