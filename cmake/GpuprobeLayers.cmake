@@ -11,8 +11,11 @@
 #                            the output formats; Prometheus metrics computed from the events
 #   readers, analysis        reading traces into any Sink; the report's analyses, one per
 #                            file, and the Sink that feeds them
-#   session, tools           the composition root (builds the sinks a config names, the
-#                            environment session, fork and signals); the gpuprobe command
+#   flight                   the flight recorder: the last seconds in memory, the triggers,
+#                            and dumps written through the registered sinks
+#   session, tools           the composition root (builds the sinks a config names and the
+#                            flight recorder, wires POST /dump to it, the environment session,
+#                            fork and signals); the gpuprobe command
 #
 # gpuprobe_layer_includes(TARGET FOLDER...): TARGET may include "FOLDER/..." for each FOLDER.
 function(gpuprobe_layer_includes target)

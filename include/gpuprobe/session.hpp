@@ -81,4 +81,13 @@ class Session {
 /// Python package registers one with `atexit`). Later calls on that Session find it stopped.
 Status stop_recording_session() noexcept;
 
+/// Asks the flight recorder of the session that is recording (`flight=SECONDS`) for a dump: the
+/// last SECONDS before this call and `dump_after` after it, written by the recorder's own thread
+/// into `dump=DIR` while recording goes on. Returns at once; `path`, when given, gets the
+/// directory the dump will have (it appears, complete, once written). An error when no session
+/// with a flight recorder is recording, or when `dump_max_per_hour` is reached; a request is
+/// not held back by `dump_cooldown`, which is for triggers. A dump already being recorded that
+/// covers this moment is the answer, not a second one. Never throws.
+Status dump(std::string_view reason, std::string* path = nullptr) noexcept;
+
 }  // namespace gpuprobe

@@ -225,6 +225,87 @@ Status apply_attribution_ms(std::string_view v, Config& c) {
   return {};
 }
 
+Status apply_flight(std::string_view v, Config& c) {
+  if (!parse_int<std::uint32_t>(v, 1, 86400, &c.flight.seconds)) {
+    return bad_value("flight", v, "a number of seconds from 1 to 86400");
+  }
+  return {};
+}
+
+Status apply_flight_mb(std::string_view v, Config& c) {
+  if (!parse_int<std::uint64_t>(v, 1, std::uint64_t{1} << 20, &c.flight.mb)) {
+    return bad_value("flight_mb", v, "a number of MiB from 1 to 1048576");
+  }
+  return {};
+}
+
+Status apply_dump(std::string_view v, Config& c) {
+  c.flight.dir = std::string(v);
+  if (v.empty()) return bad_value("dump", v, "a directory");
+  return {};
+}
+
+Status apply_dump_format(std::string_view v, Config& c) {
+  c.flight.formats.clear();
+  while (!v.empty()) {
+    const std::size_t plus = v.find('+');
+    const std::string_view key = v.substr(0, plus);
+    if (!SinkRegistry::get().contains(key) || key == "metrics" || key == "metrics_file") {
+      return Status::Error("config key 'dump_format': " + quoted(key) +
+                           " is not an output a dump can write (e.g. perfetto+chrome)");
+    }
+    c.flight.formats.emplace_back(key);
+    v = plus == std::string_view::npos ? std::string_view() : v.substr(plus + 1);
+  }
+  if (c.flight.formats.empty())
+    return bad_value("dump_format", v, "a list such as perfetto+chrome");
+  return {};
+}
+
+Status apply_dump_after(std::string_view v, Config& c) {
+  if (!parse_duration(v, 1'000'000'000, &c.flight.after_ns) || c.flight.after_ns > 600e9) {
+    return bad_value("dump_after", v, "a duration up to 10 minutes (2s, 500ms; bare: seconds)");
+  }
+  return {};
+}
+
+Status apply_dump_cooldown(std::string_view v, Config& c) {
+  if (!parse_duration(v, 1'000'000'000, &c.flight.cooldown_ns) || c.flight.cooldown_ns > 86400e9) {
+    return bad_value("dump_cooldown", v, "a duration up to 24 hours (60s, 5m; bare: seconds)");
+  }
+  return {};
+}
+
+Status apply_dump_max_per_hour(std::string_view v, Config& c) {
+  if (!parse_int<std::uint32_t>(v, 1, 3600, &c.flight.max_per_hour)) {
+    return bad_value("dump_max_per_hour", v, "a number from 1 to 3600");
+  }
+  return {};
+}
+
+Status apply_dump_max_mb(std::string_view v, Config& c) {
+  if (!parse_int<std::uint64_t>(v, 1, std::uint64_t{1} << 24, &c.flight.max_mb)) {
+    return bad_value("dump_max_mb", v, "a number of MiB from 1 to 16777216");
+  }
+  return {};
+}
+
+Status apply_trigger(std::string_view v, Config& c) {
+  return parse_triggers(v, &c.flight.triggers);
+}
+
+std::string dump_formats(const Config& c) {
+  std::string out;
+  for (const std::string& f : c.flight.formats) out += (out.empty() ? "" : "+") + f;
+  return out;
+}
+
+std::string seconds_of(std::int64_t ns) {
+  std::string s = std::to_string(ns / 1'000'000'000);
+  if (ns % 1'000'000'000 != 0) s = std::to_string(ns / 1'000'000) + "m";
+  return s + "s";
+}
+
 // The value of a number field of Config, as help() shows a default.
 template <auto Field>
 std::string number(const Config& c) {
@@ -313,6 +394,42 @@ constexpr OptionSpec kOptions[] = {
      "most distinct run-time names per session; later ones record as \"<name table full>\" and "
      "are counted",
      apply_names},
+    {"flight", "SECONDS", [](const Config&) { return text(""); },
+     "flight recorder: keep the last SECONDS of everything recorded (ranges, instants, counters, "
+     "GPU activity) in memory, overwriting the oldest (counted), and write it only as a dump: "
+     "on a trigger, gpuprobe::dump(), gpuprobe.dump(), or POST /dump on the metrics port",
+     apply_flight},
+    {"flight_mb", "MIB", [](const Config& c) { return std::to_string(c.flight.mb); },
+     "most memory the flight recorder keeps; past it the oldest events go first (counted), "
+     "whatever their age",
+     apply_flight_mb},
+    {"dump", "DIR", [](const Config& c) { return c.flight.dir; },
+     "where dumps go, one directory each, named by UTC time, host, pid and rank, written under a "
+     "temporary name and renamed when complete",
+     apply_dump},
+    {"dump_format", "KEY+KEY...", dump_formats,
+     "the outputs each dump writes (output keys above, e.g. perfetto+chrome+tensorboard); every "
+     "dump also has dump.json, which describes it",
+     apply_dump_format},
+    {"dump_after", "DURATION", [](const Config& c) { return seconds_of(c.flight.after_ns); },
+     "how long after a trigger a dump keeps recording before it is written; recording never "
+     "stops",
+     apply_dump_after},
+    {"trigger", "SPEC+SPEC...", [](const Config&) { return text(""); },
+     "dump by itself when: slow:NAME>200ms (one range NAME longer), p99:NAME>50ms/10s (any "
+     "pNN of NAME over a rolling window above; needs 1/(1-q) samples in the window, 100 for "
+     "p99), signal[:SIGUSR1|SIGUSR2] (default SIGUSR2)",
+     apply_trigger},
+    {"dump_cooldown", "DURATION", [](const Config& c) { return seconds_of(c.flight.cooldown_ns); },
+     "least time between two dumps that triggers start (requests through the API or HTTP are "
+     "not held back by it)",
+     apply_dump_cooldown},
+    {"dump_max_per_hour", "N",
+     [](const Config& c) { return std::to_string(c.flight.max_per_hour); },
+     "most dumps in any hour; triggers past it are counted, not written", apply_dump_max_per_hour},
+    {"dump_max_mb", "MIB", [](const Config& c) { return std::to_string(c.flight.max_mb); },
+     "most disk all dumps in the dump directory take; the oldest are deleted to make room",
+     apply_dump_max_mb},
 };
 
 const OptionSpec* find_option(std::string_view key) {
@@ -368,6 +485,15 @@ Status parse_config(std::string_view text, Config* config) {
     return Status::Error("rings_mb=" + std::to_string(config->rings_mb) +
                          " cannot hold even one ring of " + std::to_string(config->ring_capacity) +
                          " records (32 bytes each)");
+  }
+  if (config->flight.seconds == 0) {
+    for (const char* key : {"dump", "dump_format", "dump_after", "trigger", "dump_cooldown",
+                            "dump_max_per_hour", "dump_max_mb", "flight_mb"}) {
+      if (std::find(options_seen.begin(), options_seen.end(), key) != options_seen.end()) {
+        return Status::Error(std::string("config key '") + key +
+                             "' needs the flight recorder: add flight=SECONDS (e.g. flight=30)");
+      }
+    }
   }
   if (config->rank < 0) {
     if (const char* env = std::getenv("RANK"))

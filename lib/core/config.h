@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/trigger_spec.h"
 #include "gpuprobe/status.hpp"
 
 namespace gpuprobe::core {
@@ -18,6 +19,19 @@ enum class ClockChoice : std::uint8_t { kAuto, kTsc, kMonotonic };
 struct SinkSpec {
   std::string key;
   std::string value;
+};
+
+// The flight recorder and its dumps (lib/flight/): off unless `flight=` is given.
+struct FlightOptions {
+  std::uint32_t seconds = 0;  // the window kept; 0: no flight recorder
+  std::uint64_t mb = 64;      // most memory the kept window takes
+  std::string dir = "gpuprobe_dumps";
+  std::vector<std::string> formats = {"perfetto", "chrome"};  // sink keys each dump writes
+  std::int64_t after_ns = 2'000'000'000;                      // recorded after a trigger
+  std::int64_t cooldown_ns = 60'000'000'000;                  // between dumps that triggers start
+  std::uint32_t max_per_hour = 12;
+  std::uint64_t max_mb = 1024;  // the dump directory's dumps together; the oldest go first
+  std::vector<TriggerSpec> triggers;
 };
 
 struct Config {
@@ -38,6 +52,7 @@ struct Config {
   std::size_t gpu_buffer_kb = 4096;
   std::size_t gpu_max_mb = 256;
   std::uint32_t attribution_ms = 5000;
+  FlightOptions flight;
 };
 
 // Parses `text` into `config` (fields not named keep their defaults). On error, `config` is

@@ -31,6 +31,7 @@ Status open_library(CivetwebApi* api) {
   base::resolve_symbol(handle, "mg_write", &api->write, &missing);
   base::resolve_symbol(handle, "mg_send_http_error", &api->send_http_error, &missing);
   base::resolve_symbol(handle, "mg_get_server_ports", &api->get_server_ports, &missing);
+  base::resolve_symbol(handle, "mg_get_var", &api->get_var, &missing);
   if (!missing.empty()) {
     dlclose(handle);
     return Status::Error(path + " lacks " + missing + " (civetweb 1.10 or newer is needed)");

@@ -21,6 +21,7 @@ struct CivetwebApi {
   int (*write)(mg_connection*, const void*, size_t);
   int (*send_http_error)(mg_connection*, int, const char*, ...);
   int (*get_server_ports)(const mg_context*, int, mg_server_port*);
+  int (*get_var)(const char*, size_t, const char*, char*, size_t);
 };
 
 // Opens libcivetweb once per process (GPUPROBE_CIVETWEB_LIB, else libcivetweb.so.1); later calls

@@ -35,6 +35,20 @@ bool parse_listen_address(std::string_view value, std::string* host, int* port) 
   return *port <= 65535;
 }
 
+namespace {
+// Checked before anything else, so a wrong address is the error a user sees on every build.
+Status check_address(const std::string& value, std::string* host, int* port) {
+  if (parse_listen_address(value, host, port)) return {};
+  return Status::Error("metrics=" + value +
+                       ": expected PORT, IPV4:PORT or [IPV6]:PORT, e.g. 9400 or 0.0.0.0:9400");
+}
+}  // namespace
+
+MetricsEndpoint::MetricsEndpoint(std::string value, FlightHooks hooks)
+    : value_(std::move(value)), hooks_(std::move(hooks)) {
+  metrics_.set_flight_figures(hooks_.figures);
+}
+
 MetricsEndpoint::~MetricsEndpoint() { stop_server(); }
 
 Status MetricsEndpoint::write(const EventBatch& batch) {
@@ -64,14 +78,49 @@ int quiet(const mg_connection*, const char*) { return 1; }
 
 }  // namespace
 
-// The server's whole behaviour: /metrics for GET and HEAD, nothing else.
+void MetricsEndpoint::handle_dump(mg_connection* conn) const {
+  const CivetwebApi& api = *api_;
+  const mg_request_info* request = api.get_request_info(conn);
+  // The reason, decoded by civetweb from the query string; at most 200 bytes of it.
+  char reason[201] = {};
+  const char* query = request->query_string;
+  if (query == nullptr ||
+      api.get_var(query, std::strlen(query), "reason", reason, sizeof reason) < 0) {
+    std::strcpy(reason, "POST /dump");
+  }
+  const DumpReply reply = hooks_.dump(reason);
+  if (reply.http_status != 200) {
+    api.send_http_error(conn, reply.http_status, "%s", reply.body.c_str());
+    return;
+  }
+  api.send_http_ok(conn, "text/plain; charset=utf-8", static_cast<long long>(reply.body.size()));
+  api.write(conn, reply.body.data(), reply.body.size());
+}
+
+// The server's whole behaviour: /metrics for GET and HEAD, /dump for POST when there is a
+// flight recorder, nothing else.
 int MetricsEndpoint::handle(mg_connection* conn, void* data) {
   const auto* self = static_cast<const MetricsEndpoint*>(data);
   const CivetwebApi& api = *self->api_;
   const mg_request_info* request = api.get_request_info(conn);
   const char* path = request->local_uri != nullptr ? request->local_uri : "";
+  if (std::strcmp(path, "/dump") == 0 && self->hooks_.dump) {
+    if (std::strcmp(request->request_method, "POST") != 0) {
+      api.send_http_error(conn, 405, "%s", "method not allowed: POST /dump\n");
+      return 405;
+    }
+    try {
+      self->handle_dump(conn);
+      return 200;
+    } catch (...) {
+      api.send_http_error(conn, 500, "%s", "gpuprobe could not take the dump request\n");
+      return 500;
+    }
+  }
   if (std::strcmp(path, "/metrics") != 0) {
-    api.send_http_error(conn, 404, "%s", "not found: gpuprobe serves /metrics only\n");
+    api.send_http_error(conn, 404, "%s",
+                        self->hooks_.dump ? "not found: gpuprobe serves /metrics and /dump\n"
+                                          : "not found: gpuprobe serves /metrics only\n");
     return 404;
   }
   const bool head = std::strcmp(request->request_method, "HEAD") == 0;
@@ -103,10 +152,7 @@ Status MetricsEndpoint::open(const TraceInfo& info) {
   metrics_.set_rank(info.rank);
   std::string host;
   int port = 0;
-  if (!parse_listen_address(value_, &host, &port)) {
-    return Status::Error("metrics=" + value_ +
-                         ": expected PORT, IPV4:PORT or [IPV6]:PORT, e.g. 9400 or 0.0.0.0:9400");
-  }
+  if (Status s = check_address(value_, &host, &port); !s.ok()) return s;
   if (Status s = load_civetweb(&api_); !s.ok()) return s;
   publish();  // a scrape right after start gets the families, empty
   const std::string listen = host + ":" + std::to_string(port);
@@ -149,6 +195,9 @@ void MetricsEndpoint::stop_server() noexcept {
 #else  // no civetweb.h at build time
 
 Status MetricsEndpoint::open(const TraceInfo&) {
+  std::string host;
+  int port = 0;
+  if (Status s = check_address(value_, &host, &port); !s.ok()) return s;
   return Status::Error("metrics=" + value_ +
                        ": this build has no HTTP server (civetweb.h was not found when gpuprobe "
                        "was built; Debian: libcivetweb-dev)");

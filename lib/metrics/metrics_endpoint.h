@@ -2,12 +2,13 @@
 // Prometheus to scrape, `GET /metrics` in OpenMetrics when the Accept header asks for it, else
 // the text exposition format 0.0.4 (text_exposition.h), by civetweb
 // (civetweb_library.h). HOST is 127.0.0.1 unless given (an IPv4 address, or an IPv6 one in
-// brackets): other interfaces are an explicit choice. Only GET and HEAD of /metrics are served
-// (anything else: 404 or 405); two worker threads, a short queue, 8 KiB requests and 5 s
-// timeouts at most, no keep-alive. After each batch the collector copies the figures (a few
-// KiB, no formatting) under a lock; a request copies them under the same lock and formats its
-// copy on the server's thread — so neither side holds the lock longer than a copy, and a scrape
-// sees everything drained so far. The server runs while the session does.
+// brackets): other interfaces are an explicit choice. Only GET and HEAD of /metrics are served,
+// and POST /dump[?reason=TEXT] when the session has a flight recorder (200 with the dump's
+// directory, 429 when a limit holds it; anything else: 404 or 405); two worker threads, a short
+// queue, 8 KiB requests and 5 s timeouts at most, no keep-alive. After each batch the collector
+// copies the figures (a few KiB, no formatting) under a lock; a request copies them under the same
+// lock and formats its copy on the server's thread — so neither side holds the lock longer than a
+// copy, and a scrape sees everything drained so far. The server runs while the session does.
 #pragma once
 
 #include <mutex>
@@ -28,7 +29,7 @@ bool parse_listen_address(std::string_view value, std::string* host, int* port);
 
 class MetricsEndpoint : public Sink {
  public:
-  explicit MetricsEndpoint(std::string value) : value_(std::move(value)) {}
+  explicit MetricsEndpoint(std::string value, FlightHooks hooks = {});
   ~MetricsEndpoint() override;
 
   Status open(const TraceInfo& info) override;
@@ -43,7 +44,11 @@ class MetricsEndpoint : public Sink {
   void publish();
   void stop_server() noexcept;
 
+  // POST /dump.
+  void handle_dump(mg_connection* conn) const;
+
   std::string value_;
+  FlightHooks hooks_;
   SessionMetrics metrics_;
   // What a request reads: the figures as of the collector's last batch.
   mutable std::mutex published_mu_;

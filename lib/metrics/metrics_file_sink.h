@@ -15,7 +15,9 @@ namespace gpuprobe::metrics {
 
 class MetricsFileSink : public Sink {
  public:
-  explicit MetricsFileSink(std::string path) : path_(std::move(path)) {}
+  explicit MetricsFileSink(std::string path, FlightHooks hooks = {}) : path_(std::move(path)) {
+    metrics_.set_flight_figures(std::move(hooks.figures));
+  }
 
   Status open(const TraceInfo& info) override;
   Status write(const EventBatch& batch) override;

@@ -39,6 +39,7 @@ void SessionMetrics::add(const EventBatch& batch) {
     v.collector_cpu_seconds = static_cast<double>(cpu.tv_sec) + cpu.tv_nsec * 1e-9;
   }
   v.events += batch.size;
+  if (flight_figures_) v.flight = flight_figures_();
   if (batch.threads != nullptr) {
     std::uint64_t dropped = 0;
     for (const ThreadInfo& t : *batch.threads) dropped += t.dropped;
@@ -82,6 +83,7 @@ void SessionMetrics::add(const EventBatch& batch) {
 
 void SessionMetrics::finish(const Stats& stats) {
   values_.dropped = std::max(values_.dropped, stats.dropped);
+  if (flight_figures_) values_.flight = flight_figures_();
 }
 
 std::string MetricValues::exposition(TextFormat format) const {
@@ -114,6 +116,7 @@ std::string MetricValues::exposition(TextFormat format) const {
     }
   }
   framework.write(&out);
+  flight.write(&out);
   out.family("gpuprobe_events_total", "counter", "Events delivered to gpuprobe's outputs.");
   out.sample("gpuprobe_events_total", {}, static_cast<double>(events));
   out.family("gpuprobe_events_dropped_total", "counter",

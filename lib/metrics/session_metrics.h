@@ -8,11 +8,13 @@
 
 #include <climits>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
 
 #include "gpuprobe/trace_model.hpp"
+#include "metrics/flight_metrics.h"
 #include "metrics/framework_metrics.h"
 #include "metrics/histogram.h"
 
@@ -30,6 +32,7 @@ struct MetricValues {
   Histogram steps;
   std::map<std::uint32_t, Device> devices;
   FrameworkMetrics framework;  // compiles, GC pauses, the CUDA allocator (gpuprobe.torch)
+  FlightFigures flight;        // the flight recorder's dumps and memory, when it runs
   std::uint64_t names_overflowed = 0;
   std::uint64_t events = 0;
   std::uint64_t dropped = 0;
@@ -48,6 +51,10 @@ class SessionMetrics {
 
   // The session's rank (TraceInfo::rank), a label of every sample; -1: none.
   void set_rank(int rank) { values_.rank = rank; }
+  // Where the flight recorder's figures come from, read after each batch; none: not written.
+  void set_flight_figures(std::function<FlightFigures()> figures) {
+    flight_figures_ = std::move(figures);
+  }
   void add(const EventBatch& batch);
   // The session's final figures, which a batch does not carry.
   void finish(const Stats& stats);
@@ -60,6 +67,7 @@ class SessionMetrics {
   std::size_t max_names_;
   MetricValues values_;
   std::unordered_map<const CallSite*, Histogram*> by_site_;  // null: past the name cap
+  std::function<FlightFigures()> flight_figures_;
 };
 
 }  // namespace gpuprobe::metrics

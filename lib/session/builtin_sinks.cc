@@ -7,6 +7,7 @@
 #include "core/sink_registry.h"
 #include "metrics/metrics_endpoint.h"
 #include "metrics/metrics_file_sink.h"
+#include "session/dump_control.h"
 #include "sinks/chrome_trace_sink.h"
 #include "sinks/perfetto_sink.h"
 #include "sinks/tensorboard_sink.h"
@@ -47,10 +48,11 @@ void register_builtin_sinks() noexcept {
       static_cast<void>(registry.add(core::SinkRegistry::Entry{
           "metrics", "[HOST:]PORT",
           "serve the metrics of metrics_file over HTTP, GET /metrics (OpenMetrics with exemplars "
-          "when asked, else Prometheus text 0.0.4), on 127.0.0.1 unless HOST is given; PORT 0 "
-          "picks a free one",
+          "when asked, else Prometheus text 0.0.4), and POST /dump[?reason=TEXT] to the flight "
+          "recorder, on 127.0.0.1 unless HOST is given; PORT 0 picks a free one",
           [](std::string_view value) -> std::unique_ptr<Sink> {
-            return std::make_unique<metrics::MetricsEndpoint>(std::string(value));
+            return std::make_unique<metrics::MetricsEndpoint>(std::string(value),
+                                                              session::flight_hooks());
           }}));
       static_cast<void>(registry.add(core::SinkRegistry::Entry{
           "metrics_file", "PATH",
@@ -58,7 +60,8 @@ void register_builtin_sinks() noexcept {
           "GPU kernels and busy time, events and drops), rewritten at most once a second and "
           "at the end: node_exporter's textfile collector reads PATH ending in .prom",
           [](std::string_view path) -> std::unique_ptr<Sink> {
-            return std::make_unique<metrics::MetricsFileSink>(std::string(path));
+            return std::make_unique<metrics::MetricsFileSink>(std::string(path),
+                                                              session::flight_hooks());
           }}));
     });
   } catch (...) {

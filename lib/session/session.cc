@@ -19,10 +19,12 @@
 #include "core/sink_registry.h"
 #include "core/steps.h"
 #include "core/thread_registry.h"
+#include "flight/flight_recorder.h"
 #include "gpu/kernel_notes.h"
 #include "gpu/start_gpu_source.h"
 #include "gpuprobe/detail/gate.hpp"
 #include "session/builtin_sinks.h"
+#include "session/dump_control.h"
 #include "session/fork.h"
 
 namespace gpuprobe {
@@ -108,6 +110,9 @@ class SessionCore {
       }
       core::ThreadRegistry::get().end_session();
       if (gpu_) gpu_->disable();
+      // Requests from now on are told there is no recorder; the collector's stop() closes it,
+      // which writes the dumps still waiting for their time after.
+      session::stop_accepting_dumps();
       try {
         collector_->stop();
         final_stats_ = collector_->stats();
@@ -211,6 +216,12 @@ class SessionCore {
     for (std::shared_ptr<Sink>& sink : extra) {
       if (sink) slots.push_back(core::SinkSlot{std::move(sink), "custom"});
     }
+    std::shared_ptr<flight::FlightRecorder> flight;
+    if (config.flight.seconds > 0) {
+      flight =
+          std::make_shared<flight::FlightRecorder>(config.flight, clock, calibration.time_base());
+      slots.push_back(core::SinkSlot{flight, "flight=" + std::to_string(config.flight.seconds)});
+    }
     std::vector<core::SinkSlot> open;
     for (core::SinkSlot& slot : slots) {
       Status s;
@@ -223,6 +234,7 @@ class SessionCore {
         open.push_back(std::move(slot));
       } else {
         errors_.add("sink " + slot.label + ": " + s.message());
+        if (slot.sink == flight) flight.reset();
       }
     }
     if (open.empty() && !slots.empty()) {
@@ -246,6 +258,10 @@ class SessionCore {
                                std::chrono::milliseconds(config.flush_ms), gpu_.get(), gpu.status},
         &errors_);
     gpu::KernelNoteQueue::get().begin_session(gpu.cupti);
+    if (flight) {
+      flight->set_stats_source([collector = collector_.get()] { return collector->stats(); });
+    }
+    session::set_active_flight(std::move(flight));
     collector_->start();
     running_.store(true, std::memory_order_release);
     // Step 0 starts now, when recording does: not at the calibration sample, which came before
@@ -290,6 +306,7 @@ class SessionCore {
 namespace session {
 void forget_session_in_child() noexcept {
   detail::g_session_active.store(false, std::memory_order_relaxed);
+  forget_flight_in_child();
 }
 }  // namespace session
 
@@ -335,5 +352,13 @@ std::string Session::help() {
 }
 
 Status stop_recording_session() noexcept { return detail::SessionCore::stop_recording(); }
+
+Status dump(std::string_view reason, std::string* path) noexcept {
+  try {
+    return session::request_dump("api", reason, path);
+  } catch (...) {
+    return Status::Error("dump: out of memory");
+  }
+}
 
 }  // namespace gpuprobe

@@ -20,6 +20,7 @@ from gpuprobe._core import (
     Session,
     category_enabled,
     counter,
+    dump,
     instant,
     range,
     set_category_enabled,
@@ -33,7 +34,7 @@ __version__ = _core.version
 __all__ = [
     "Session", "range", "instant", "counter", "step", "set_thread_name", "set_category_enabled",
     "category_enabled", "watch_gc", "unwatch_gc", "schedule", "profile", "ProfilerAction",
-    "tensorboard_trace_handler", "help",
+    "tensorboard_trace_handler", "help", "dump",
 ]
 
 

@@ -495,6 +495,23 @@ PYBIND11_MODULE(_core, m) {
         if (!s.ok()) std::fprintf(stderr, "gpuprobe: %s\n", s.message().c_str());
       },
       "Stops whichever session records and writes its outputs (registered with atexit).");
+  m.def(
+      "dump",
+      [](const std::string& reason) -> py::object {
+        std::string path;
+        const Status s = dump(reason, &path);
+        if (!s.ok()) {
+          std::fprintf(stderr, "gpuprobe: dump: %s\n", s.message().c_str());
+          return py::none();
+        }
+        return py::str(path);
+      },
+      py::arg("reason") = "",
+      "Asks the flight recorder (flight=SECONDS) for a dump of the last seconds and the time "
+      "after (dump_after), written while recording goes on. Returns the directory it will have, "
+      "or None, saying why on stderr, when no session with a flight recorder records or "
+      "dump_max_per_hour is reached. Never raises: it is meant for exception handlers and "
+      "watchdogs of production programs.");
   m.def("set_thread_name", [](const std::string& name) { set_thread_name(name); });
   m.def("set_category_enabled", [](const std::string& category, bool enabled) {
     set_category_enabled(category_or_raise(category), enabled);

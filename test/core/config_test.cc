@@ -1,6 +1,8 @@
 #include "core/config.h"
 
+#include <csignal>
 #include <string>
+#include <vector>
 
 #include "core/categories.h"
 #include "core/clock.h"
@@ -87,6 +89,76 @@ TEST_CASE("categories=all enables every category") {
   Config c;
   REQUIRE(parse_config("categories=all", &c).ok());
   REQUIRE(c.categories == kAllCategories);
+}
+
+TEST_CASE("flight=, dump= and trigger= set the flight recorder; the two trigger forms parse") {
+  Config c;
+  REQUIRE(c.flight.seconds == 0);
+  REQUIRE(parse_config("flight=30,flight_mb=16,dump=/tmp/d,dump_format=chrome,dump_after=500ms,"
+                       "dump_cooldown=5m,dump_max_per_hour=3,dump_max_mb=10,"
+                       "trigger=slow:request>200ms+p99:request>50ms/10s+p99.9:x>1s/1m+signal",
+                       &c)
+              .ok());
+  CHECK(c.flight.seconds == 30);
+  CHECK(c.flight.mb == 16);
+  CHECK(c.flight.dir == "/tmp/d");
+  CHECK(c.flight.formats == std::vector<std::string>{"chrome"});
+  CHECK(c.flight.after_ns == 500'000'000);
+  CHECK(c.flight.cooldown_ns == 300'000'000'000);
+  CHECK(c.flight.max_per_hour == 3);
+  CHECK(c.flight.max_mb == 10);
+  REQUIRE(c.flight.triggers.size() == 4);
+  const TriggerSpec& slow = c.flight.triggers[0];
+  CHECK(slow.kind == TriggerSpec::Kind::kSlow);
+  CHECK(slow.name == "request");
+  CHECK(slow.threshold_ns == 200'000'000);
+  const TriggerSpec& p99 = c.flight.triggers[1];
+  CHECK(p99.kind == TriggerSpec::Kind::kPercentile);
+  CHECK(p99.quantile == Approx(0.99));
+  CHECK(p99.threshold_ns == 50'000'000);
+  CHECK(p99.window_ns == 10'000'000'000);
+  CHECK(c.flight.triggers[2].quantile == Approx(0.999));
+  CHECK(c.flight.triggers[2].window_ns == 60'000'000'000);
+  CHECK(c.flight.triggers[3].kind == TriggerSpec::Kind::kSignal);
+  CHECK(c.flight.triggers[3].signal == SIGUSR2);
+
+  Config d;
+  REQUIRE(parse_config("flight=5", &d).ok());
+  CHECK(d.flight.formats == std::vector<std::string>{"perfetto", "chrome"});
+  CHECK(d.flight.triggers.empty());
+  for (const char* bad :
+       {"flight=0", "flight=5,trigger=slow:request", "flight=5,trigger=slow:request>200",
+        "flight=5,trigger=p99:request>50ms", "flight=5,trigger=p100:request>50ms/10s",
+        "flight=5,trigger=p99:request>50ms/10ms", "flight=5,trigger=fast:request>1ms",
+        "flight=5,trigger=signal:SIGKILL", "flight=5,trigger=", "flight=5,dump_format=metrics",
+        "flight=5,dump_format=nope", "flight=5,dump_after=forever"}) {
+    CAPTURE(bad);
+    Config e;
+    CHECK_FALSE(parse_config(bad, &e).ok());
+  }
+  // The recorder's keys without the recorder are a mistake that names the fix.
+  Config e;
+  const Status s = parse_config("dump=/tmp/d,trigger=slow:a>1ms", &e);
+  REQUIRE_FALSE(s.ok());
+  CHECK(contains(s.message(), "flight=SECONDS"));
+}
+
+TEST_CASE("parse_duration takes a number and a unit, or the bare unit it is given") {
+  std::int64_t ns = 0;
+  REQUIRE(parse_duration("200ms", 0, &ns));
+  CHECK(ns == 200'000'000);
+  REQUIRE(parse_duration("1.5s", 0, &ns));
+  CHECK(ns == 1'500'000'000);
+  REQUIRE(parse_duration("250us", 0, &ns));
+  CHECK(ns == 250'000);
+  REQUIRE(parse_duration("2m", 0, &ns));
+  CHECK(ns == 120'000'000'000);
+  REQUIRE(parse_duration("3", 1'000'000'000, &ns));
+  CHECK(ns == 3'000'000'000);
+  for (const char* bad : {"", "ms", "3", "-1s", "1e3s", "1.2.3s", "5 ms", "10parsecs"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(parse_duration(bad, 0, &ns));
+  }
 }
 
 TEST_CASE("Bad config strings fail with a message naming the key and value") {

@@ -137,6 +137,44 @@ TEST_CASE("only /metrics is served, only to GET and HEAD, and requests are bound
   CHECK(get(port, "/metrics").rfind("HTTP/1.1 200", 0) == 0);
 }
 
+TEST_CASE("POST /dump reaches the flight recorder's hook, with the decoded reason") {
+  if (!can_serve()) return;
+  std::vector<std::string> reasons;
+  FlightHooks hooks;
+  hooks.dump = [&reasons](std::string_view reason) {
+    reasons.emplace_back(reason);
+    if (reasons.size() > 1) return DumpReply{429, "no dump: dump_max_per_hour=1 reached\n"};
+    return DumpReply{200, "/dumps/gpuprobe_dump_x\n"};
+  };
+  hooks.figures = [] {
+    FlightFigures f;
+    f.enabled = true;
+    f.dumps_written = 2;
+    return f;
+  };
+  MetricsEndpoint endpoint("0", hooks);
+  REQUIRE(endpoint.open(TraceInfo{}).ok());
+  const std::vector<ThreadInfo> threads(1);
+  const Event e{EventType::kRange, 0, &kRequest, 0, 1'000'000, 0.0};
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  REQUIRE(endpoint.write(EventBatch{&e, 1, &kTime, &threads}).ok());
+  const int port = endpoint.port();
+  const std::string accepted = get(port, "/dump?reason=p99%20too%20high");
+  CHECK(accepted.rfind("HTTP/1.1 405", 0) == 0);  // GET: not a way to ask
+  const std::string ok = get(port, "/dump?reason=p99%20too%20high", "POST");
+  CHECK(ok.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(body_of(ok) == "/dumps/gpuprobe_dump_x\n");
+  const std::string limited = get(port, "/dump", "POST");
+  CHECK(limited.rfind("HTTP/1.1 429", 0) == 0);
+  CHECK(limited.find("dump_max_per_hour=1") != std::string::npos);
+  REQUIRE(reasons.size() == 2);
+  CHECK(reasons[0] == "p99 too high");
+  CHECK(reasons[1] == "POST /dump");
+  CHECK(body_of(get(port, "/metrics")).find("gpuprobe_dumps_written_total 2\n") !=
+        std::string::npos);
+  REQUIRE(endpoint.close(Stats{}, kTime).ok());
+}
+
 TEST_CASE("the server stops with the session, and a port in use is one clear error") {
   if (!can_serve()) return;
   int port = 0;

@@ -118,3 +118,45 @@ def test_torch_profiler_gets_cupti_after_a_gpuprobe_session():
     run = subprocess.run([sys.executable, "-c", _PROFILER_AFTER_GPUPROBE], capture_output=True,
                          text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
+
+
+def test_flight_recorder_dump_holds_the_kernels_of_the_slow_request(tmp_path):
+    """Always on: CUPTI and the flight recorder, no trace written; one slow request (a large
+    matmul) fires slow:request>20ms, and the dump holds that request's kernels, attributed to it,
+    with the GPU's details (grid, block, registers, as in any gpuprobe trace)."""
+    import json
+    import pathlib
+    import time
+
+    a = torch.randn(256, 256, device="cuda")
+    big = torch.randn(8192, 8192, device="cuda")
+    (a @ a).sum().item(), (big @ big).sum().item()  # warm up cuBLAS outside the session
+    out = tmp_path / "dumps"
+    with gpuprobe.Session(f"flight=30,dump={out},dump_after=0.5,cupti=kernel+runtime,"
+                          "trigger=slow:request>20ms") as s:
+        for _ in range(50):
+            with gpuprobe.range("request"):
+                (a @ a).sum().item()
+        with gpuprobe.range("request"):
+            for _ in range(8):
+                big = big @ big / 8192
+            big.sum().item()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not list(out.glob("*/dump.json")):
+            time.sleep(0.1)
+        stats = s.stats()
+    assert stats["gpu"]["status"] == "cupti", stats["gpu"]
+    found = list(out.glob("*/dump.json"))
+    assert len(found) == 1
+    dump = found[0].parent
+    info = json.loads(found[0].read_text())
+    assert info["source"] == "trigger" and info["values"]["duration_ms"] > 20
+    assert info["gpu_events"] > 0 and info["drops"]["gpu_dropped"] == 0
+    chrome = next(f for f in info["files"] if f.startswith("chrome/"))
+    events = load_events(pathlib.Path(dump / chrome))
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    in_request = [k for k in kernels if k["args"].get("range") == "request"]
+    assert len(in_request) >= 50 * 2 + 8  # every request's GEMM and sum, the slow one's 8 GEMMs
+    assert any(k["dur"] > 1000 for k in in_request)  # the 8192^3 GEMMs: over a millisecond each
+    assert all("grid" in k["args"] for k in kernels)
+    assert (dump / "trace.pftrace").stat().st_size > 0

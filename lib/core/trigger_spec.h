@@ -1,0 +1,37 @@
+// The triggers of the flight recorder as the config names them (`trigger=`, several joined with
+// `+`): parsed here, with the config, so that a mistake is the session's one error at start;
+// evaluated by lib/flight/triggers.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuprobe/status.hpp"
+
+namespace gpuprobe::core {
+
+struct TriggerSpec {
+  enum class Kind : std::uint8_t {
+    kSlow,        // slow:NAME>200ms: one range of NAME longer than the threshold
+    kPercentile,  // p99:NAME>50ms/10s: the quantile of NAME over a rolling window above it
+    kSignal,      // signal[:SIGUSR1]: the process receives the signal
+  };
+  Kind kind = Kind::kSlow;
+  std::string text;               // as written, for messages and the dump's description
+  std::string name;               // the range name (kSlow, kPercentile)
+  double quantile = 0;            // 0.99 for p99 (kPercentile)
+  std::int64_t threshold_ns = 0;  // kSlow, kPercentile
+  std::int64_t window_ns = 0;     // kPercentile
+  int signal = 0;                 // kSignal
+};
+
+// A duration with its unit, "200ms", "1.5s", "250us", "2m"; `bare_unit_ns` applies when the
+// unit is left out (0: a unit is required). False on anything else, or a negative value.
+bool parse_duration(std::string_view text, std::int64_t bare_unit_ns, std::int64_t* ns);
+
+// Parses the value of `trigger=` ("slow:request>200ms+p99:request>50ms/10s+signal").
+Status parse_triggers(std::string_view value, std::vector<TriggerSpec>* out);
+
+}  // namespace gpuprobe::core

@@ -1,0 +1,255 @@
+#include "flight/dump_writer.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <system_error>
+
+#include "core/sink_registry.h"
+#include "flight/dump_directory.h"
+#include "gpuprobe/version.hpp"
+#include "sinks/json_writer.h"
+#include "sinks/output_file.h"
+
+namespace gpuprobe::flight {
+namespace fs = std::filesystem;
+namespace {
+
+// The file each output writes inside the dump; an output registered by the program gets its key.
+// The Chrome trace has a folder of its own, named as torch.profiler names its files, because
+// HTA and TensorBoard's profiler plugin read every .json file of the folder they are given.
+std::string file_for(const std::string& key, const TraceInfo& info) {
+  if (key == "chrome") {
+    return "chrome/" + sinks::host_name() + "_" + std::to_string(info.pid) + ".pt.trace.json";
+  }
+  if (key == "perfetto") return "trace.pftrace";
+  if (key == "tensorboard") return "tensorboard";
+  return key;
+}
+
+struct Output {
+  std::string key;
+  std::string file;
+  std::unique_ptr<Sink> sink;
+  std::string error;
+};
+
+struct ThreadSpan {
+  std::uint64_t events = 0;
+  std::uint64_t first = ~std::uint64_t{0};
+  std::uint64_t last = 0;
+};
+
+void member(std::string* out, const char* key) {
+  if (out->back() != '{') *out += ",";
+  *out += "\n  ";
+  sinks::append_json_string(out, key);
+  *out += ": ";
+}
+
+void int_member(std::string* out, const char* key, std::int64_t v) {
+  member(out, key);
+  sinks::append_int(out, v);
+}
+
+void string_member(std::string* out, const char* key, const std::string& v) {
+  member(out, key);
+  sinks::append_json_string(out, v);
+}
+
+// dump.json: everything a reader needs to know what it is looking at, without the traces.
+std::string describe(const DumpJob& job, const DumpContext& c, const std::vector<Output>& outputs,
+                     const std::vector<ThreadSpan>& spans, std::uint64_t events,
+                     std::uint64_t gpu_events) {
+  const TimeBase& t = c.time;
+  std::string out = "{";
+  string_member(&out, "format", "gpuprobe-dump");
+  int_member(&out, "format_version", 1);
+  string_member(&out, "gpuprobe_version", GPUPROBE_VERSION_STRING);
+  string_member(&out, "name", job.name);
+  string_member(&out, "source", job.source);
+  string_member(&out, "reason", job.reason);
+  string_member(&out, "trigger", job.trigger);
+  member(&out, "values");
+  out += "{";
+  for (std::size_t i = 0; i < job.values.size(); ++i) {
+    if (i > 0) out += ", ";
+    sinks::append_json_string(&out, job.values[i].first);
+    out += ": ";
+    sinks::append_double(&out, job.values[i].second);
+  }
+  out += "}";
+  int_member(&out, "trigger_time_ns", t.wall_ns(job.at_tick));
+  member(&out, "window");
+  out += "{\"from_ns\": ";
+  sinks::append_int(&out, t.wall_ns(job.from_tick));
+  out += ", \"to_ns\": ";
+  sinks::append_int(&out, t.wall_ns(job.to_tick));
+  out += ", \"before_s\": ";
+  sinks::append_int(&out, c.options->seconds);
+  out += ", \"after_s\": ";
+  sinks::append_double(&out, static_cast<double>(c.options->after_ns) / 1e9);
+  out += std::string(", \"after_cut_short\": ") + (job.after_cut_short ? "true" : "false") + "}";
+  string_member(&out, "host", sinks::host_name());
+  int_member(&out, "pid", c.info.pid);
+  string_member(&out, "process_name", c.info.process_name);
+  int_member(&out, "rank", c.info.rank);
+  int_member(&out, "world_size", c.info.world_size);
+  string_member(&out, "config", c.info.config);
+  string_member(&out, "clock", c.info.clock);
+  member(&out, "ns_per_tick");
+  sinks::append_double(&out, t.ns_per_tick());
+  int_member(&out, "session_start_ns", c.info.start_wall_ns);
+  int_member(&out, "events", static_cast<std::int64_t>(events));
+  int_member(&out, "gpu_events", static_cast<std::int64_t>(gpu_events));
+  member(&out, "threads");
+  out += "[";
+  bool first = true;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (spans[i].events == 0) continue;
+    const ThreadInfo* row = i < c.session.threads.size() ? &c.session.threads[i] : nullptr;
+    out += first ? "\n    {" : ",\n    {";
+    first = false;
+    out += "\"tid\": ";
+    sinks::append_int(&out, row ? row->os_tid : 0);
+    out += ", \"name\": ";
+    sinks::append_json_string(&out, row ? row->name : "");
+    sinks::append_int_members(&out,
+                              {{"events", static_cast<std::int64_t>(spans[i].events)},
+                               {"first_ns", t.wall_ns(spans[i].first)},
+                               {"last_ns", t.wall_ns(spans[i].last)},
+                               {"dropped", row ? static_cast<std::int64_t>(row->dropped) : 0}});
+    out += "}";
+  }
+  out += "]";
+  member(&out, "drops");
+  out += "{\"events_dropped\": ";
+  sinks::append_int(&out, static_cast<std::int64_t>(c.session.dropped));
+  sinks::append_int_members(
+      &out,
+      {{"events_dropped_no_ring", static_cast<std::int64_t>(c.session.dropped_no_ring)},
+       {"gpu_dropped", static_cast<std::int64_t>(c.session.gpu.dropped)},
+       {"flight_overwritten_by_age", static_cast<std::int64_t>(c.store.overwritten_age)},
+       {"flight_overwritten_by_memory", static_cast<std::int64_t>(c.store.overwritten_memory)}});
+  out += "}";
+  string_member(&out, "gpu_status", c.session.gpu.status);
+  member(&out, "files");
+  out += "[";
+  for (const Output& o : outputs) {
+    if (!o.error.empty()) continue;
+    if (out.back() != '[') out += ", ";
+    sinks::append_json_string(&out, o.file);
+  }
+  out += "]";
+  member(&out, "errors");
+  out += "[";
+  for (const Output& o : outputs) {
+    if (o.error.empty()) continue;
+    if (out.back() != '[') out += ", ";
+    sinks::append_json_string(&out, o.key + ": " + o.error);
+  }
+  out += "]\n}\n";
+  return out;
+}
+
+}  // namespace
+
+Status write_dump(const DumpJob& job, const StoreSnapshot& snapshot, const DumpContext& c,
+                  std::string* path) {
+  const fs::path dir(c.options->dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status::Error("dump=" + c.options->dir + ": cannot create it: " + ec.message());
+  const fs::path partial = dir / ("." + job.name + ".partial");
+  fs::remove_all(partial, ec);
+  if (!fs::create_directory(partial, ec) || ec) {
+    return Status::Error("dump=" + c.options->dir + ": cannot create " + partial.string() + ": " +
+                         (ec ? ec.message() : std::string("it exists")));
+  }
+
+  std::vector<Output> outputs;
+  for (const std::string& key : c.options->formats) {
+    Output o{key, file_for(key, c.info), nullptr, ""};
+    const fs::path target = partial / o.file;
+    fs::create_directories(target.parent_path(), ec);
+    if (Status s = core::SinkRegistry::get().create(key, target.string(), &o.sink); !s.ok()) {
+      o.error = s.message();
+    } else if (Status s = o.sink->open(c.info); !s.ok()) {
+      o.error = s.message();
+    }
+    outputs.push_back(std::move(o));
+  }
+  std::vector<ThreadInfo> rows = c.session.threads;
+  std::vector<ThreadSpan> spans(rows.size());
+  std::uint64_t events = 0;
+  std::uint64_t gpu_events = 0;
+  const auto write_all = [&](const std::vector<Event>& batch) {
+    std::uint32_t max_thread = 0;
+    for (const Event& e : batch) {
+      ++events;
+      if (e.type == EventType::kGpu) {
+        ++gpu_events;
+        continue;
+      }
+      max_thread = std::max(max_thread, e.thread);
+      if (e.thread >= spans.size()) spans.resize(e.thread + 1);
+      ThreadSpan& span = spans[e.thread];
+      ++span.events;
+      span.first = std::min(span.first, e.begin);
+      span.last = std::max(span.last, std::max(e.begin, e.end));
+    }
+    if (max_thread >= rows.size()) rows.resize(max_thread + 1);
+    const EventBatch b{batch.data(), batch.size(), &c.time, &rows};
+    for (Output& o : outputs) {
+      if (!o.error.empty()) continue;
+      if (Status s = o.sink->write(b); !s.ok()) o.error = s.message();
+    }
+  };
+  decode(snapshot, job.from_tick, job.to_tick, write_all);
+  // The moment the dump was asked for, as an instant on the timeline.
+  const std::string marker_name = "gpuprobe dump: " + job.reason;
+  const CallSite marker{marker_name.c_str(), "", "", 0, 0xFFE15759, Category::kApp};
+  if (!rows.empty()) {
+    const std::uint32_t thread = job.thread < rows.size() ? job.thread : 0;
+    write_all({Event{EventType::kInstant, thread, &marker, job.at_tick, job.at_tick, 0.0}});
+  }
+
+  Stats stats = c.session;
+  stats.threads = rows;
+  stats.written = 0;
+  for (std::size_t i = 0; i < stats.threads.size(); ++i) {
+    stats.threads[i].written = i < spans.size() ? spans[i].events : 0;
+    stats.written += stats.threads[i].written;
+  }
+  stats.gpu.records = gpu_events;
+  for (Output& o : outputs) {
+    if (!o.error.empty()) continue;
+    if (Status s = o.sink->close(stats, c.time); !s.ok()) o.error = s.message();
+  }
+  const bool any =
+      std::any_of(outputs.begin(), outputs.end(), [](const Output& o) { return o.error.empty(); });
+  sinks::OutputFile description;
+  Status s = description.open((partial / "dump.json").string());
+  if (s.ok()) s = description.write(describe(job, c, outputs, spans, events, gpu_events));
+  if (s.ok()) s = description.commit();
+  if (!s.ok() || !any) {
+    fs::remove_all(partial, ec);
+    return Status::Error(
+        "dump " + job.name + ": " +
+        (!s.ok() ? s.message() : "no output could be written: " + outputs.front().error));
+  }
+  fs::path final_path = dir / job.name;
+  for (int n = 2; fs::exists(final_path, ec) && n < 100; ++n) {
+    final_path = dir / (job.name + "-" + std::to_string(n));
+  }
+  fs::rename(partial, final_path, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove_all(partial, ignored);
+    return Status::Error("dump " + job.name + ": cannot rename it into place: " + ec.message());
+  }
+  *path = final_path.string();
+  return {};
+}
+
+}  // namespace gpuprobe::flight

@@ -1,0 +1,298 @@
+#include "flight/flight_recorder.h"
+
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+
+#include "base/notice.h"
+#include "flight/dump_directory.h"
+#include "sinks/output_file.h"
+
+namespace gpuprobe::flight {
+namespace {
+
+// The signal trigger: the handler only sets this, the dump thread looks at it every 50 ms.
+std::atomic<bool> g_signal_seen{false};
+extern "C" void on_dump_signal(int) { g_signal_seen.store(true, std::memory_order_relaxed); }
+
+// A dump's thread waits this long after the window's end before it writes, so that the
+// collector has drained the last events of the window (it drains every flush_ms; CUPTI hands
+// GPU records over as its buffers fill or are flushed).
+constexpr std::int64_t kDrainMarginNs = 500'000'000;
+
+std::uint64_t ticks_of(std::int64_t ns, const TimeBase& time) {
+  return static_cast<std::uint64_t>(static_cast<double>(ns) / time.ns_per_tick());
+}
+
+}  // namespace
+
+FlightRecorder::FlightRecorder(core::FlightOptions options, core::ClockSource clock,
+                               const TimeBase& time)
+    : options_(std::move(options)),
+      clock_(clock),
+      range_triggers_(options_.triggers),
+      store_(options_.mb << 20),
+      time_(time) {
+  for (const core::TriggerSpec& t : options_.triggers) {
+    if (t.kind == core::TriggerSpec::Kind::kSignal) signal_ = t.signal;
+  }
+}
+
+FlightRecorder::~FlightRecorder() {
+  {
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    stopping_ = true;
+  }
+  jobs_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void FlightRecorder::set_stats_source(std::function<Stats()> source) {
+  std::lock_guard<std::mutex> lock(store_mu_);
+  stats_source_ = std::move(source);
+}
+
+std::int64_t FlightRecorder::now_ns() const {
+  std::lock_guard<std::mutex> lock(store_mu_);
+  return time_.wall_ns(core::read_ticks(clock_));
+}
+
+Status FlightRecorder::open(const TraceInfo& info) {
+  info_ = info;
+  std::error_code ec;
+  std::filesystem::create_directories(options_.dir, ec);
+  if (ec) return Status::Error("dump=" + options_.dir + ": cannot create it: " + ec.message());
+  if (signal_ != 0) {
+    struct sigaction old {};
+    sigaction(signal_, nullptr, &old);
+    // Only a signal nobody handles: the program's own handler is never replaced.
+    if (old.sa_handler == SIG_DFL && (old.sa_flags & SA_SIGINFO) == 0) {
+      struct sigaction sa {};
+      sa.sa_handler = &on_dump_signal;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_RESTART;
+      sigaction(signal_, &sa, nullptr);
+    } else {
+      base::print_notice(std::string("trigger=signal: ") + strsignal(signal_) +
+                         " already has a handler in this program; the signal trigger is off");
+      signal_ = 0;
+    }
+  }
+  g_signal_seen.store(false, std::memory_order_relaxed);
+  thread_ = std::thread([this] { run(); });
+  base::print_notice("flight recorder: the last " + std::to_string(options_.seconds) +
+                     " s in at most " + std::to_string(options_.mb) + " MiB; dumps go to " +
+                     std::filesystem::absolute(options_.dir, ec).string());
+  return {};
+}
+
+Status FlightRecorder::write(const EventBatch& batch) {
+  fired_.clear();
+  range_triggers_.observe(batch, &fired_);
+  std::uint64_t pinned = ~std::uint64_t{0};  // the earliest start a queued dump still needs
+  {
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    for (const DumpJob& job : jobs_) pinned = std::min(pinned, job.from_tick);
+  }
+  {
+    std::lock_guard<std::mutex> lock(store_mu_);
+    if (batch.time != nullptr) time_ = *batch.time;
+    for (const Event& e : batch) store_.append(e);
+    const std::uint64_t window = ticks_of(std::int64_t{options_.seconds} * 1'000'000'000, time_);
+    const std::uint64_t latest = store_.latest_tick();
+    store_.evict(std::min(latest > window ? latest - window : 0, pinned));
+  }
+  for (Firing& f : fired_) {
+    DumpJob job;
+    job.source = "trigger";
+    job.reason = std::move(f.reason);
+    job.trigger = f.spec->text;
+    job.values = std::move(f.values);
+    job.at_tick = f.at_tick;
+    job.thread = f.thread;
+    std::string why;  // said by enqueue() once per limit; the metrics count every time
+    std::string path;
+    static_cast<void>(enqueue(std::move(job), true, &why, &path));
+  }
+  return {};
+}
+
+bool FlightRecorder::enqueue(DumpJob job, bool triggered, std::string* why, std::string* path) {
+  std::unique_lock<std::mutex> lock(jobs_mu_);
+  if (triggered) ++counters_.triggers_fired;
+  if (stopping_) {
+    *why = "the session is stopping";
+    return false;
+  }
+  const std::int64_t now = now_ns();
+  while (!dumps_this_hour_.empty() && dumps_this_hour_.front() < now - 3'600'000'000'000) {
+    dumps_this_hour_.pop_front();
+  }
+  for (const DumpJob& queued : jobs_) {
+    if (job.at_tick >= queued.from_tick && job.at_tick <= queued.to_tick) {
+      // The queued dump covers this moment already.
+      if (triggered) {
+        ++counters_.suppressed_pending;
+        *why = "a dump that covers it is in progress";
+        return false;
+      }
+      *path = (std::filesystem::path(options_.dir) / queued.name).string();
+      return true;
+    }
+  }
+  if (triggered && last_triggered_ns_ != 0 && now - last_triggered_ns_ < options_.cooldown_ns) {
+    if (counters_.suppressed_cooldown++ == 0) {
+      base::print_notice("trigger " + job.trigger + " fired (" + job.reason +
+                         ") within dump_cooldown of the last dump: not written (counted in "
+                         "gpuprobe_triggers_suppressed_total; said once)");
+    }
+    *why = "within dump_cooldown of the last triggered dump";
+    return false;
+  }
+  if (dumps_this_hour_.size() >= options_.max_per_hour) {
+    if (counters_.suppressed_hourly++ == 0) {
+      base::print_notice("dump_max_per_hour=" + std::to_string(options_.max_per_hour) +
+                         " reached: further dumps this hour are not written (said once)");
+    }
+    *why = "dump_max_per_hour=" + std::to_string(options_.max_per_hour) + " reached";
+    return false;
+  }
+  dumps_this_hour_.push_back(now);
+  if (triggered) last_triggered_ns_ = now;
+  TimeBase time;
+  {
+    std::lock_guard<std::mutex> store_lock(store_mu_);
+    time = time_;
+  }
+  const std::uint64_t before = ticks_of(std::int64_t{options_.seconds} * 1'000'000'000, time);
+  job.from_tick = job.at_tick > before ? job.at_tick - before : 0;
+  job.to_tick = job.at_tick + ticks_of(options_.after_ns, time);
+  job.name = dump_name(time.wall_ns(job.at_tick), sinks::host_name(), info_.pid, info_.rank);
+  *path = (std::filesystem::path(options_.dir) / job.name).string();
+  jobs_.push_back(std::move(job));
+  lock.unlock();
+  jobs_cv_.notify_all();
+  return true;
+}
+
+Status FlightRecorder::request(std::string_view source, std::string_view reason,
+                               std::string* path) {
+  DumpJob job;
+  job.source = std::string(source);
+  job.reason = reason.empty() ? std::string(source) + " request" : std::string(reason);
+  job.at_tick = core::read_ticks(clock_);
+  std::string why;
+  if (!enqueue(std::move(job), false, &why, path)) return Status::Error("no dump: " + why);
+  return {};
+}
+
+void FlightRecorder::run() {
+  std::unique_lock<std::mutex> lock(jobs_mu_);
+  for (;;) {
+    if (signal_ != 0 && g_signal_seen.exchange(false, std::memory_order_relaxed)) {
+      lock.unlock();
+      DumpJob job;
+      job.source = "signal";
+      job.reason = std::string("received ") + strsignal(signal_);
+      job.trigger = "signal";
+      job.at_tick = core::read_ticks(clock_);
+      std::string why;
+      std::string path;
+      if (!enqueue(std::move(job), false, &why, &path)) {
+        base::print_notice("signal: no dump: " + why);
+      }
+      lock.lock();
+    }
+    if (!jobs_.empty()) {
+      TimeBase time;
+      {
+        std::lock_guard<std::mutex> store_lock(store_mu_);
+        time = time_;
+      }
+      const std::int64_t now = time.wall_ns(core::read_ticks(clock_));
+      if (stopping_ || now >= time.wall_ns(jobs_.front().to_tick) + kDrainMarginNs) {
+        DumpJob job = jobs_.front();
+        lock.unlock();
+        write_job(std::move(job));
+        lock.lock();
+        jobs_.pop_front();  // only now: until written, its window stays pinned in the store
+        continue;
+      }
+    }
+    if (stopping_ && jobs_.empty()) return;
+    jobs_cv_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+}
+
+void FlightRecorder::write_job(DumpJob job) {
+  StoreSnapshot snapshot;
+  DumpContext context;
+  std::function<Stats()> stats_source;
+  {
+    std::lock_guard<std::mutex> lock(store_mu_);
+    snapshot = store_.snapshot();
+    context.time = time_;
+    context.store = store_.counters();
+    if (closed_) {
+      context.session = final_stats_;
+      job.after_cut_short = store_.latest_tick() < job.to_tick;
+    } else {
+      stats_source = stats_source_;
+    }
+  }
+  if (stats_source) context.session = stats_source();
+  context.info = info_;
+  context.options = &options_;
+  std::string path;
+  const Status s = write_dump(job, snapshot, context, &path);
+  int deleted = 0;
+  if (s.ok()) {
+    deleted = enforce_disk_cap(options_.dir, options_.max_mb << 20,
+                               std::filesystem::path(path).filename().string(), nullptr);
+    base::print_notice("dump written: " + path + " (" + job.reason + ")");
+  } else {
+    base::print_notice(s.message());
+  }
+  std::lock_guard<std::mutex> lock(jobs_mu_);
+  ++(s.ok() ? counters_.dumps_written : counters_.dumps_failed);
+  counters_.dumps_deleted += static_cast<std::uint64_t>(deleted);
+}
+
+Status FlightRecorder::close(const Stats& stats, const TimeBase& time) {
+  {
+    std::lock_guard<std::mutex> lock(store_mu_);
+    time_ = time;
+    final_stats_ = stats;
+    closed_ = true;
+  }
+  {
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    stopping_ = true;
+  }
+  jobs_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard<std::mutex> lock(store_mu_);
+    store_.clear();  // its figures may be read until the next session: not its memory
+  }
+  if (signal_ != 0) {
+    struct sigaction sa {};
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(signal_, &sa, nullptr);
+  }
+  return {};
+}
+
+FlightCounters FlightRecorder::counters() const {
+  FlightCounters c;
+  {
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    c = counters_;
+  }
+  std::lock_guard<std::mutex> lock(store_mu_);
+  c.store = store_.counters();
+  return c;
+}
+
+}  // namespace gpuprobe::flight

@@ -1,0 +1,112 @@
+#include "flight/triggers.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace gpuprobe::flight {
+namespace {
+
+double ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+std::string ms_text(std::int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g ms", ms(ns));
+  return buf;
+}
+
+std::string seconds_text(std::int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", static_cast<double>(ns) / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+RangeTriggers::RangeTriggers(const std::vector<core::TriggerSpec>& specs) {
+  for (const core::TriggerSpec& spec : specs) {
+    if (spec.kind == core::TriggerSpec::Kind::kSignal) continue;
+    Watched w{&spec, RollingQuantile(spec.window_ns > 0 ? spec.window_ns : 1'000'000'000)};
+    if (spec.kind == core::TriggerSpec::Kind::kPercentile) {
+      // Fewer samples than this and the quantile is the maximum: one slow range would fire it.
+      w.min_samples = static_cast<std::uint64_t>(std::ceil(1 / (1 - spec.quantile) - 1e-9));
+    }
+    watched_.push_back(std::move(w));
+  }
+}
+
+const std::vector<std::uint32_t>& RangeTriggers::watchers_of(const CallSite* site) {
+  const auto it = by_site_.find(site);
+  if (it != by_site_.end()) return it->second;
+  std::vector<std::uint32_t> ids;
+  for (std::uint32_t i = 0; i < watched_.size(); ++i) {
+    if (site->name != nullptr && watched_[i].spec->name == site->name) ids.push_back(i);
+  }
+  return by_site_.emplace(site, std::move(ids)).first->second;
+}
+
+void RangeTriggers::observe(const EventBatch& batch, std::vector<Firing>* fired) {
+  if (watched_.empty() || batch.time == nullptr) return;
+  const TimeBase& time = *batch.time;
+  std::uint64_t latest = 0;
+  std::uint32_t latest_thread = 0;
+  for (const Event& e : batch) {
+    if (e.type != EventType::kRange || e.site == nullptr) continue;
+    for (const std::uint32_t i : watchers_of(e.site)) {
+      Watched& w = watched_[i];
+      const std::int64_t duration = time.duration_ns(e.begin, e.end);
+      if (w.spec->kind == core::TriggerSpec::Kind::kSlow) {
+        if (duration > w.spec->threshold_ns && duration > w.slowest_ns) {
+          w.slowest_ns = duration;
+          w.slowest_tick = e.end;
+          w.slowest_thread = e.thread;
+        }
+      } else {
+        w.window.add(time.wall_ns(e.end), duration);
+        w.touched = true;
+        if (e.end > latest) latest = e.end, latest_thread = e.thread;
+      }
+    }
+  }
+  for (Watched& w : watched_) {
+    const core::TriggerSpec& spec = *w.spec;
+    if (spec.kind == core::TriggerSpec::Kind::kSlow) {
+      if (w.slowest_ns == 0) continue;
+      Firing f;
+      f.spec = &spec;
+      f.reason = spec.name + " took " + ms_text(w.slowest_ns) + " > " + ms_text(spec.threshold_ns);
+      f.at_tick = w.slowest_tick;
+      f.thread = w.slowest_thread;
+      f.values = {{"duration_ms", ms(w.slowest_ns)}, {"threshold_ms", ms(spec.threshold_ns)}};
+      fired->push_back(std::move(f));
+      w.slowest_ns = 0;
+      continue;
+    }
+    if (!w.touched) continue;
+    w.touched = false;
+    const std::int64_t now = time.wall_ns(latest);
+    const std::uint64_t n = w.window.count(now);
+    const std::int64_t q = w.window.quantile(now, spec.quantile);
+    const bool above = n >= w.min_samples && q > spec.threshold_ns;
+    if (above && !w.above) {
+      char pct[16];
+      std::snprintf(pct, sizeof pct, "p%g", spec.quantile * 100);
+      Firing f;
+      f.spec = &spec;
+      f.reason = std::string(pct) + " of " + spec.name + " over the last " +
+                 seconds_text(spec.window_ns) + " is " + ms_text(q) + " > " +
+                 ms_text(spec.threshold_ns) + " (" + std::to_string(n) + " ranges)";
+      f.at_tick = latest;
+      f.thread = latest_thread;
+      f.values = {{"quantile", spec.quantile},
+                  {"value_ms", ms(q)},
+                  {"threshold_ms", ms(spec.threshold_ns)},
+                  {"window_s", static_cast<double>(spec.window_ns) / 1e9},
+                  {"samples", static_cast<double>(n)},
+                  {"max_ms", ms(w.window.max(now))}};
+      fired->push_back(std::move(f));
+    }
+    w.above = above;
+  }
+}
+
+}  // namespace gpuprobe::flight

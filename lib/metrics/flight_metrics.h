@@ -1,0 +1,44 @@
+// The flight recorder's figures as metrics (gpuprobe_dumps_*, gpuprobe_flight_*), and the hooks
+// through which the metrics outputs reach it. The metrics layer does not know the recorder
+// (lib/flight/): the session, which builds both, hands these in (session/builtin_sinks.cc).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "metrics/text_exposition.h"
+
+namespace gpuprobe::metrics {
+
+struct FlightFigures {
+  bool enabled = false;  // a flight recorder runs in this session: the families are written
+  std::uint64_t dumps_written = 0;
+  std::uint64_t dumps_failed = 0;
+  std::uint64_t dumps_deleted = 0;
+  std::uint64_t triggers_fired = 0;
+  std::uint64_t suppressed_cooldown = 0;
+  std::uint64_t suppressed_hourly = 0;
+  std::uint64_t suppressed_pending = 0;
+  std::uint64_t events_kept = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t overwritten_age = 0;
+  std::uint64_t overwritten_memory = 0;
+
+  void write(TextExposition* out) const;
+};
+
+// The answer to POST /dump.
+struct DumpReply {
+  int http_status = 404;  // 200: accepted, the body is the dump's directory; 404: no flight
+                          // recorder; 429: a limit holds it
+  std::string body;
+};
+
+struct FlightHooks {
+  std::function<FlightFigures()> figures;                  // read after each batch
+  std::function<DumpReply(std::string_view reason)> dump;  // POST /dump
+};
+
+}  // namespace gpuprobe::metrics

@@ -1,0 +1,253 @@
+// The flight recorder end to end, through a Session as a program uses it: a trigger, a request
+// and a signal each write one dump — the window before and the time after, in Perfetto and
+// Chrome JSON that gpuprobe's readers read back, and dump.json saying what it is; limits hold
+// what they should and count it; what is left out of the window is left out.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "flight/dump_directory.h"
+#include "gpuprobe/gpuprobe.hpp"
+#include "readers/trace_file.h"
+#include "support/capture_sink.h"
+#include "support/catch.hpp"
+#include "support/strings.h"
+
+namespace gpuprobe {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::contains;
+
+struct TempDir {
+  fs::path path = fs::temp_directory_path() /
+                  ("gpuprobe_flight_" + std::to_string(getpid()) + "_" +
+                   std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+std::vector<fs::path> dumps_in(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_directory() && fs::exists(entry.path() / "dump.json")) out.push_back(entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+nlohmann::json description(const fs::path& dump) {
+  return nlohmann::json::parse(testing::read_file((dump / "dump.json").string()));
+}
+
+void request(int ms) {
+  GPUPROBE_RANGE("request");
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+// The Chrome trace of a dump, in the folder of its own HTA is pointed at.
+std::string chrome_file() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return "chrome/" + std::string(host) + "_" + std::to_string(getpid()) + ".pt.trace.json";
+}
+
+// Both formats, read back by gpuprobe's readers: the events by name.
+std::vector<testing::CapturedEvent> read_dump(const fs::path& dump, const std::string& file) {
+  testing::CaptureSink sink;
+  REQUIRE(readers::read_trace_file((dump / file).string(), sink).ok());
+  return sink.events();
+}
+
+std::size_t count_named(const std::vector<testing::CapturedEvent>& events, const std::string& n) {
+  return static_cast<std::size_t>(std::count_if(
+      events.begin(), events.end(), [&](const testing::CapturedEvent& e) { return e.name == n; }));
+}
+
+TEST_CASE("a slow request writes one dump: the window before, the time after, self-described") {
+  TempDir dir;
+  const std::string config =
+      "flight=1,dump=" + dir.path.string() + ",dump_after=300ms,trigger=slow:request>40ms,rank=3";
+  Session session(config);
+  REQUIRE(session.ok());
+  { GPUPROBE_RANGE("too old"); }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1600));  // past the 1 s window
+  for (int i = 0; i < 20; ++i) request(1);
+  GPUPROBE_COUNTER("queue depth", 7);
+  request(60);  // fires
+  { GPUPROBE_RANGE("after the trigger"); }
+  request(70);  // fires again: within the cooldown, counted, not written
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // the dump is written
+  std::vector<fs::path> dumps = dumps_in(dir.path);
+  REQUIRE(dumps.size() == 1);
+  { GPUPROBE_RANGE("long after"); }
+  REQUIRE(session.stop().ok());
+  dumps = dumps_in(dir.path);
+  REQUIRE(dumps.size() == 1);  // nothing is written at stop without a request
+  const fs::path dump = dumps[0];
+  const std::string name = dump.filename().string();
+  CHECK(name.rfind("gpuprobe_dump_20", 0) == 0);
+  CHECK(contains(name, "_pid" + std::to_string(getpid()) + "_rank3"));
+
+  for (const std::string& file : {std::string("trace.pftrace"), chrome_file()}) {
+    CAPTURE(file);
+    const auto events = read_dump(dump, file);
+    CHECK(count_named(events, "request") >= 21);
+    CHECK(count_named(events, "after the trigger") == 1);
+    CHECK(count_named(events, "queue depth") == 1);
+    CHECK(count_named(events, "too old") == 0);     // before the window
+    CHECK(count_named(events, "long after") == 0);  // after the time after
+    const auto marker = std::find_if(events.begin(), events.end(), [](const auto& e) {
+      return e.name.rfind("gpuprobe dump: request took", 0) == 0;
+    });
+    REQUIRE(marker != events.end());
+    CHECK(marker->type == EventType::kInstant);
+  }
+
+  const nlohmann::json d = description(dump);
+  CHECK(d["format"] == "gpuprobe-dump");
+  CHECK(d["format_version"] == 1);
+  CHECK(d["source"] == "trigger");
+  CHECK(d["trigger"] == "slow:request>40ms");
+  CHECK(contains(d["reason"].get<std::string>(), "request took"));
+  CHECK(d["values"]["duration_ms"].get<double>() >= 60);
+  CHECK(d["values"]["threshold_ms"].get<double>() == 40);
+  CHECK(d["pid"] == getpid());
+  CHECK(d["rank"] == 3);
+  CHECK(d["config"] == config);
+  CHECK((d["clock"] == "tsc" || d["clock"] == "monotonic"));
+  CHECK(d["window"]["before_s"] == 1);
+  CHECK(d["window"]["after_s"].get<double>() == Approx(0.3));
+  CHECK(d["window"]["after_cut_short"] == false);
+  const std::int64_t from = d["window"]["from_ns"], to = d["window"]["to_ns"];
+  CHECK(std::abs(to - from - 1'300'000'000) < 1000);  // to the tick conversion's rounding
+  REQUIRE(d["threads"].size() >= 1);
+  for (const auto& t : d["threads"]) {
+    CHECK(t["first_ns"].get<std::int64_t>() >= from - 100'000'000);
+    CHECK(t["events"].get<int>() > 0);
+  }
+  CHECK(d["drops"]["events_dropped"] == 0);
+  CHECK(d["files"] == nlohmann::json::array({"trace.pftrace", chrome_file()}));
+  CHECK(d["errors"].empty());
+  // No partial directory is left behind.
+  for (const auto& entry : fs::directory_iterator(dir.path)) {
+    CHECK(entry.path().filename().string().front() != '.');
+  }
+}
+
+TEST_CASE("gpuprobe::dump() asks from any thread; the hourly cap holds; no recorder is an error") {
+  std::string path;
+  const Status none = dump("nothing records", &path);
+  REQUIRE_FALSE(none.ok());
+  CHECK(contains(none.message(), "flight=SECONDS"));
+
+  TempDir dir;
+  Session session("flight=5,dump_after=0.1,dump_max_per_hour=1,dump_format=chrome,dump=" +
+                  dir.path.string());
+  REQUIRE(session.ok());
+  request(1);
+  std::string first;
+  std::thread asker([&] { REQUIRE(dump("operator asked", &first).ok()); });
+  asker.join();
+  CHECK(contains(first, dir.path.string()));
+  // The same moment again: the dump being recorded is the answer.
+  std::string again;
+  REQUIRE(dump("again", &again).ok());
+  CHECK(again == first);
+  std::this_thread::sleep_for(std::chrono::milliseconds(900));
+  REQUIRE(fs::exists(fs::path(first) / "dump.json"));
+  const Status capped = dump("one too many", &path);
+  REQUIRE_FALSE(capped.ok());
+  CHECK(contains(capped.message(), "dump_max_per_hour=1"));
+  REQUIRE(session.stop().ok());
+  const nlohmann::json d = description(first);
+  CHECK(d["source"] == "api");
+  CHECK(d["reason"] == "operator asked");
+  CHECK(d["files"] == nlohmann::json::array({chrome_file()}));
+  CHECK(count_named(read_dump(first, chrome_file()), "request") == 1);
+  CHECK_FALSE(dump("after stop", &path).ok());
+}
+
+TEST_CASE("a dump asked for just before stop is written at stop, its time after cut short") {
+  TempDir dir;
+  Session session("flight=5,dump_after=30s,dump=" + dir.path.string());
+  REQUIRE(session.ok());
+  request(1);
+  std::string path;
+  REQUIRE(dump("shutting down", &path).ok());
+  REQUIRE(session.stop().ok());  // does not wait the 30 s
+  REQUIRE(fs::exists(fs::path(path) / "dump.json"));
+  CHECK(description(path)["window"]["after_cut_short"] == true);
+  CHECK(count_named(read_dump(path, "trace.pftrace"), "request") == 1);
+}
+
+TEST_CASE("trigger=signal: SIGUSR1 writes a dump; the handler goes with the session") {
+  TempDir dir;
+  {
+    Session session("flight=5,dump_after=0.1,trigger=signal:SIGUSR1,dump=" + dir.path.string());
+    REQUIRE(session.ok());
+    request(1);
+    REQUIRE(raise(SIGUSR1) == 0);  // the process goes on: the handler is gpuprobe's
+    for (int i = 0; i < 40 && dumps_in(dir.path).empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    REQUIRE(session.stop().ok());
+  }
+  const std::vector<fs::path> dumps = dumps_in(dir.path);
+  REQUIRE(dumps.size() == 1);
+  CHECK(description(dumps[0])["source"] == "signal");
+  struct sigaction now {};
+  sigaction(SIGUSR1, nullptr, &now);
+  CHECK(now.sa_handler == SIG_DFL);
+}
+
+TEST_CASE("flight_mb bounds the memory; what it lets go is counted in the metrics") {
+  TempDir dir;
+  const fs::path metrics = dir.path / "m.prom";
+  Session session("flight=60,flight_mb=1,dump=" + (dir.path / "d").string() +
+                  ",metrics_file=" + metrics.string());
+  REQUIRE(session.ok());
+  for (int i = 0; i < 400'000; ++i) {
+    GPUPROBE_RANGE("tiny");
+    if (i % 20'000 == 0) session.flush();
+  }
+  REQUIRE(session.stop().ok());
+  const std::string text = testing::read_file(metrics.string());
+  CHECK(testing::has_line(text, "gpuprobe_dumps_written_total 0"));
+  CHECK(contains(text, "gpuprobe_flight_events_overwritten_total{reason=\"memory\"} "));
+  CHECK_FALSE(
+      testing::has_line(text, "gpuprobe_flight_events_overwritten_total{reason=\"memory\"} 0"));
+  const auto at = text.find("\ngpuprobe_flight_memory_bytes ");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stod(text.substr(at + 30)) <= (1 << 20) + 64 * 1024);
+}
+
+TEST_CASE("the disk cap deletes the oldest dumps, never the one just written") {
+  TempDir dir;
+  for (const char* name : {"gpuprobe_dump_1", "gpuprobe_dump_2", "gpuprobe_dump_3"}) {
+    fs::create_directories(dir.path / name);
+    std::ofstream(dir.path / name / "dump.json") << std::string(600 * 1024, 'x');
+  }
+  fs::create_directories(dir.path / "not_a_dump");
+  std::ofstream(dir.path / "not_a_dump" / "big") << std::string(4 << 20, 'x');
+  std::uint64_t left = 0;
+  CHECK(flight::enforce_disk_cap(dir.path.string(), 1 << 20, "gpuprobe_dump_1", &left) == 2);
+  CHECK(fs::exists(dir.path / "gpuprobe_dump_1"));  // the one just written (here, the oldest)
+  CHECK_FALSE(fs::exists(dir.path / "gpuprobe_dump_2"));
+  CHECK_FALSE(fs::exists(dir.path / "gpuprobe_dump_3"));
+  CHECK(fs::exists(dir.path / "not_a_dump" / "big"));  // only dumps are gpuprobe's to delete
+  CHECK(left == 600 * 1024);
+}
+
+}  // namespace
+}  // namespace gpuprobe
