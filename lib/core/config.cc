@@ -225,6 +225,24 @@ Status apply_attribution_ms(std::string_view v, Config& c) {
   return {};
 }
 
+Status apply_metrics_names(std::string_view v, Config& c) {
+  if (!parse_int<std::uint32_t>(v, 1, 4096, &c.metrics_names)) {
+    return bad_value("metrics_names", v, "a number of names from 1 to 4096");
+  }
+  return {};
+}
+
+Status apply_metrics_ranges(std::string_view v, Config& c) {
+  c.metrics_ranges.clear();
+  while (!v.empty()) {
+    const std::size_t plus = v.find('+');
+    if (plus != 0) c.metrics_ranges.emplace_back(v.substr(0, plus));
+    v = plus == std::string_view::npos ? std::string_view() : v.substr(plus + 1);
+  }
+  if (c.metrics_ranges.empty()) return bad_value("metrics_ranges", v, "a list of range names");
+  return {};
+}
+
 Status apply_flight(std::string_view v, Config& c) {
   if (!parse_int<std::uint32_t>(v, 1, 86400, &c.flight.seconds)) {
     return bad_value("flight", v, "a number of seconds from 1 to 86400");
@@ -394,6 +412,13 @@ constexpr OptionSpec kOptions[] = {
      "most distinct run-time names per session; later ones record as \"<name table full>\" and "
      "are counted",
      apply_names},
+    {"metrics_names", "N", number<&Config::metrics_names>,
+     "range names that get a duration histogram in metrics= and metrics_file= (the first N "
+     "seen); the ranges of later names are counted in gpuprobe_range_names_overflowed_total",
+     apply_metrics_names},
+    {"metrics_ranges", "NAME+NAME...", [](const Config&) { return text(""); },
+     "export only these range names in the metrics (e.g. request+decode); others are left out",
+     apply_metrics_ranges},
     {"flight", "SECONDS", [](const Config&) { return text(""); },
      "flight recorder: keep the last SECONDS of everything recorded (ranges, instants, counters, "
      "GPU activity) in memory, overwriting the oldest (counted), and write it only as a dump: "

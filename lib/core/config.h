@@ -53,6 +53,8 @@ struct Config {
   std::size_t gpu_max_mb = 256;
   std::uint32_t attribution_ms = 5000;
   FlightOptions flight;
+  std::uint32_t metrics_names = 64;         // range names with a histogram in the metrics
+  std::vector<std::string> metrics_ranges;  // only these names, when given
 };
 
 // Parses `text` into `config` (fields not named keep their defaults). On error, `config` is

@@ -27,9 +27,6 @@ void FlightFigures::write(TextExposition* out) const {
               static_cast<double>(suppressed_pending));
   out->family("gpuprobe_flight_events", "gauge", "Events the flight recorder holds now.");
   out->sample("gpuprobe_flight_events", {}, static_cast<double>(events_kept));
-  out->family("gpuprobe_flight_memory_bytes", "gauge",
-              "Memory the flight recorder holds now (at most flight_mb).");
-  out->sample("gpuprobe_flight_memory_bytes", {}, static_cast<double>(bytes));
   out->family("gpuprobe_flight_events_overwritten_total", "counter",
               "Events the flight recorder let go, by why: older than its window, or for its "
               "memory cap while younger.");

@@ -1,12 +1,15 @@
 // The flight recorder's figures as metrics (gpuprobe_dumps_*, gpuprobe_flight_*), and the hooks
-// through which the metrics outputs reach it. The metrics layer does not know the recorder
-// (lib/flight/): the session, which builds both, hands these in (session/builtin_sinks.cc).
+// through which the metrics outputs reach what they do not know — the recorder (lib/flight/),
+// the rings (lib/core/) and the config: the session, which builds them all, hands these in
+// (session/builtin_sinks.cc).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "metrics/text_exposition.h"
 
@@ -36,9 +39,17 @@ struct DumpReply {
   std::string body;
 };
 
-struct FlightHooks {
+// Which range names get a duration histogram (`metrics_names=`, `metrics_ranges=`).
+struct RangeSelection {
+  std::size_t max_names = 64;      // the first this many names; later ones are counted
+  std::vector<std::string> names;  // only these, when given; others are not exported
+};
+
+struct SessionHooks {
   std::function<FlightFigures()> figures;                  // read after each batch
   std::function<DumpReply(std::string_view reason)> dump;  // POST /dump
+  std::function<std::uint64_t()> ring_bytes;               // read after each batch
+  RangeSelection ranges;
 };
 
 }  // namespace gpuprobe::metrics

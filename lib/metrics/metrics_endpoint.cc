@@ -44,9 +44,9 @@ Status check_address(const std::string& value, std::string* host, int* port) {
 }
 }  // namespace
 
-MetricsEndpoint::MetricsEndpoint(std::string value, FlightHooks hooks)
-    : value_(std::move(value)), hooks_(std::move(hooks)) {
-  metrics_.set_flight_figures(hooks_.figures);
+MetricsEndpoint::MetricsEndpoint(std::string value, SessionHooks hooks)
+    : value_(std::move(value)), hooks_(std::move(hooks)), metrics_(hooks_.ranges) {
+  metrics_.set_hooks(hooks_);
 }
 
 MetricsEndpoint::~MetricsEndpoint() { stop_server(); }

@@ -29,7 +29,7 @@ bool parse_listen_address(std::string_view value, std::string* host, int* port);
 
 class MetricsEndpoint : public Sink {
  public:
-  explicit MetricsEndpoint(std::string value, FlightHooks hooks = {});
+  explicit MetricsEndpoint(std::string value, SessionHooks hooks = {});
   ~MetricsEndpoint() override;
 
   Status open(const TraceInfo& info) override;
@@ -48,7 +48,7 @@ class MetricsEndpoint : public Sink {
   void handle_dump(mg_connection* conn) const;
 
   std::string value_;
-  FlightHooks hooks_;
+  SessionHooks hooks_;
   SessionMetrics metrics_;
   // What a request reads: the figures as of the collector's last batch.
   mutable std::mutex published_mu_;

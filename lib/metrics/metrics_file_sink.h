@@ -15,8 +15,9 @@ namespace gpuprobe::metrics {
 
 class MetricsFileSink : public Sink {
  public:
-  explicit MetricsFileSink(std::string path, FlightHooks hooks = {}) : path_(std::move(path)) {
-    metrics_.set_flight_figures(std::move(hooks.figures));
+  explicit MetricsFileSink(std::string path, const SessionHooks& hooks = {})
+      : path_(std::move(path)), metrics_(hooks.ranges) {
+    metrics_.set_hooks(hooks);
   }
 
   Status open(const TraceInfo& info) override;

@@ -17,15 +17,22 @@ bool is_program_range(Category c) {
 
 }  // namespace
 
-Histogram* SessionMetrics::histogram_for(const CallSite* site) {
+Histogram* SessionMetrics::histogram_for(const CallSite* site, bool* selected) {
+  *selected = true;
   const auto cached = by_site_.find(site);
-  if (cached != by_site_.end()) return cached->second;
+  if (cached != by_site_.end()) {
+    *selected = cached->second != nullptr || not_selected_.count(site) == 0;
+    return cached->second;
+  }
   Histogram* h = nullptr;
+  const std::vector<std::string>& only = selection_.names;
   auto& ranges = values_.ranges;
-  const auto named = ranges.find(site->name);  // another site of the same name
-  if (named != ranges.end()) {
-    h = &named->second;
-  } else if (ranges.size() < max_names_) {
+  if (!only.empty() && std::find(only.begin(), only.end(), site->name) == only.end()) {
+    not_selected_.emplace(site, true);
+    *selected = false;
+  } else if (const auto named = ranges.find(site->name); named != ranges.end()) {
+    h = &named->second;  // another site of the same name
+  } else if (ranges.size() < selection_.max_names) {
     h = &ranges[site->name];
   }
   by_site_.emplace(site, h);
@@ -40,6 +47,7 @@ void SessionMetrics::add(const EventBatch& batch) {
   }
   v.events += batch.size;
   if (flight_figures_) v.flight = flight_figures_();
+  if (ring_bytes_) v.ring_bytes = ring_bytes_();
   if (batch.threads != nullptr) {
     std::uint64_t dropped = 0;
     for (const ThreadInfo& t : *batch.threads) dropped += t.dropped;
@@ -56,10 +64,13 @@ void SessionMetrics::add(const EventBatch& batch) {
                                    : 0;
       if (e.site->category == Category::kStep) {
         v.steps.add(seconds, time.wall_ns(e.end), tid);
-      } else if (Histogram* h = histogram_for(e.site)) {
-        h->add(seconds, time.wall_ns(e.end), tid);
       } else {
-        ++v.names_overflowed;
+        bool selected = true;
+        if (Histogram* h = histogram_for(e.site, &selected)) {
+          h->add(seconds, time.wall_ns(e.end), tid);
+        } else if (selected) {
+          ++v.names_overflowed;
+        }
       }
     } else if (e.type == EventType::kGpu) {
       const GpuActivity& a = *e.gpu;
@@ -117,6 +128,13 @@ std::string MetricValues::exposition(TextFormat format) const {
   }
   framework.write(&out);
   flight.write(&out);
+  out.family("gpuprobe_memory_bytes", "gauge",
+             "Memory gpuprobe holds now: the thread rings (at most rings_mb) and the flight "
+             "recorder (at most flight_mb).");
+  out.sample("gpuprobe_memory_bytes", {{"part", "rings"}}, static_cast<double>(ring_bytes));
+  if (flight.enabled) {
+    out.sample("gpuprobe_memory_bytes", {{"part", "flight"}}, static_cast<double>(flight.bytes));
+  }
   out.family("gpuprobe_events_total", "counter", "Events delivered to gpuprobe's outputs.");
   out.sample("gpuprobe_events_total", {}, static_cast<double>(events));
   out.family("gpuprobe_events_dropped_total", "counter",

@@ -31,8 +31,9 @@ struct MetricValues {
   std::map<std::string, Histogram> ranges;  // by name, sorted: a stable exposition
   Histogram steps;
   std::map<std::uint32_t, Device> devices;
-  FrameworkMetrics framework;  // compiles, GC pauses, the CUDA allocator (gpuprobe.torch)
-  FlightFigures flight;        // the flight recorder's dumps and memory, when it runs
+  FrameworkMetrics framework;    // compiles, GC pauses, the CUDA allocator (gpuprobe.torch)
+  FlightFigures flight;          // the flight recorder's dumps and memory, when it runs
+  std::uint64_t ring_bytes = 0;  // the thread rings' memory
   std::uint64_t names_overflowed = 0;
   std::uint64_t events = 0;
   std::uint64_t dropped = 0;
@@ -45,15 +46,17 @@ struct MetricValues {
 
 class SessionMetrics {
  public:
-  // Ranges of the first `max_names` names get a histogram each; later names are counted in
-  // gpuprobe_range_names_overflowed_total.
-  explicit SessionMetrics(std::size_t max_names = 64) : max_names_(max_names) {}
+  // Ranges of the first `max_names` names (of `names`, when given) get a histogram each; later
+  // names are counted in gpuprobe_range_names_overflowed_total.
+  explicit SessionMetrics(RangeSelection selection = {}) : selection_(std::move(selection)) {}
 
   // The session's rank (TraceInfo::rank), a label of every sample; -1: none.
   void set_rank(int rank) { values_.rank = rank; }
-  // Where the flight recorder's figures come from, read after each batch; none: not written.
-  void set_flight_figures(std::function<FlightFigures()> figures) {
-    flight_figures_ = std::move(figures);
+  // Where the flight recorder's figures and the rings' memory come from, read after each
+  // batch; none: not written.
+  void set_hooks(const SessionHooks& hooks) {
+    flight_figures_ = hooks.figures;
+    ring_bytes_ = hooks.ring_bytes;
   }
   void add(const EventBatch& batch);
   // The session's final figures, which a batch does not carry.
@@ -62,12 +65,16 @@ class SessionMetrics {
   std::string exposition() const { return values_.exposition(); }
 
  private:
-  Histogram* histogram_for(const CallSite* site);
+  // The site's histogram; null past the name cap, or when not selected (`*selected` false).
+  Histogram* histogram_for(const CallSite* site, bool* selected);
 
-  std::size_t max_names_;
+  RangeSelection selection_;
   MetricValues values_;
-  std::unordered_map<const CallSite*, Histogram*> by_site_;  // null: past the name cap
+  // null: past the name cap, or not selected (in not_selected_)
+  std::unordered_map<const CallSite*, Histogram*> by_site_;
+  std::unordered_map<const CallSite*, bool> not_selected_;
   std::function<FlightFigures()> flight_figures_;
+  std::function<std::uint64_t()> ring_bytes_;
 };
 
 }  // namespace gpuprobe::metrics

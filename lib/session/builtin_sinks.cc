@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/sink_registry.h"
+#include "core/thread_registry.h"
 #include "metrics/metrics_endpoint.h"
 #include "metrics/metrics_file_sink.h"
 #include "session/dump_control.h"
@@ -13,6 +14,27 @@
 #include "sinks/tensorboard_sink.h"
 
 namespace gpuprobe::session {
+namespace {
+
+std::mutex g_selection_mu;
+metrics::RangeSelection g_selection;
+
+// What the metrics outputs are given: the flight recorder's hooks, the rings' memory, and the
+// names the config selects.
+metrics::SessionHooks metrics_hooks() {
+  metrics::SessionHooks hooks = flight_hooks();
+  hooks.ring_bytes = [] { return core::ThreadRegistry::get().allocated_bytes(); };
+  std::lock_guard<std::mutex> lock(g_selection_mu);
+  hooks.ranges = g_selection;
+  return hooks;
+}
+
+}  // namespace
+
+void set_metrics_selection(metrics::RangeSelection selection) {
+  std::lock_guard<std::mutex> lock(g_selection_mu);
+  g_selection = std::move(selection);
+}
 
 void register_builtin_sinks() noexcept {
   static std::once_flag once;
@@ -51,8 +73,7 @@ void register_builtin_sinks() noexcept {
           "when asked, else Prometheus text 0.0.4), and POST /dump[?reason=TEXT] to the flight "
           "recorder, on 127.0.0.1 unless HOST is given; PORT 0 picks a free one",
           [](std::string_view value) -> std::unique_ptr<Sink> {
-            return std::make_unique<metrics::MetricsEndpoint>(std::string(value),
-                                                              session::flight_hooks());
+            return std::make_unique<metrics::MetricsEndpoint>(std::string(value), metrics_hooks());
           }}));
       static_cast<void>(registry.add(core::SinkRegistry::Entry{
           "metrics_file", "PATH",
@@ -60,8 +81,7 @@ void register_builtin_sinks() noexcept {
           "GPU kernels and busy time, events and drops), rewritten at most once a second and "
           "at the end: node_exporter's textfile collector reads PATH ending in .prom",
           [](std::string_view path) -> std::unique_ptr<Sink> {
-            return std::make_unique<metrics::MetricsFileSink>(std::string(path),
-                                                              session::flight_hooks());
+            return std::make_unique<metrics::MetricsFileSink>(std::string(path), metrics_hooks());
           }}));
     });
   } catch (...) {

@@ -43,8 +43,8 @@ Status request_dump(std::string_view source, std::string_view reason, std::strin
   return s;
 }
 
-metrics::FlightHooks flight_hooks() {
-  metrics::FlightHooks hooks;
+metrics::SessionHooks flight_hooks() {
+  metrics::SessionHooks hooks;
   hooks.figures = [] {
     metrics::FlightFigures f;
     const std::shared_ptr<flight::FlightRecorder> recorder = current(false);

@@ -24,7 +24,7 @@ void stop_accepting_dumps();
 Status request_dump(std::string_view source, std::string_view reason, std::string* path);
 
 // What the metrics outputs of a session with a flight recorder are given.
-metrics::FlightHooks flight_hooks();
+metrics::SessionHooks flight_hooks();
 
 // fork()'s child: the parent's recorder has no thread here; it is forgotten, not stopped.
 void forget_flight_in_child() noexcept;

@@ -204,6 +204,8 @@ class SessionCore {
       abandon();
       return;
     }
+    session::set_metrics_selection(
+        metrics::RangeSelection{config.metrics_names, config.metrics_ranges});
     std::vector<core::SinkSlot> slots;
     for (const core::SinkSpec& spec : config.sinks) {
       std::unique_ptr<Sink> sink;

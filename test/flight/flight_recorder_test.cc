@@ -227,9 +227,10 @@ TEST_CASE("flight_mb bounds the memory; what it lets go is counted in the metric
   CHECK(contains(text, "gpuprobe_flight_events_overwritten_total{reason=\"memory\"} "));
   CHECK_FALSE(
       testing::has_line(text, "gpuprobe_flight_events_overwritten_total{reason=\"memory\"} 0"));
-  const auto at = text.find("\ngpuprobe_flight_memory_bytes ");
+  const std::string gauge = "\ngpuprobe_memory_bytes{part=\"flight\"} ";
+  const auto at = text.find(gauge);
   REQUIRE(at != std::string::npos);
-  CHECK(std::stod(text.substr(at + 30)) <= (1 << 20) + 64 * 1024);
+  CHECK(std::stod(text.substr(at + gauge.size())) <= (1 << 20) + 64 * 1024);
 }
 
 TEST_CASE("the disk cap deletes the oldest dumps, never the one just written") {

@@ -140,7 +140,7 @@ TEST_CASE("only /metrics is served, only to GET and HEAD, and requests are bound
 TEST_CASE("POST /dump reaches the flight recorder's hook, with the decoded reason") {
   if (!can_serve()) return;
   std::vector<std::string> reasons;
-  FlightHooks hooks;
+  SessionHooks hooks;
   hooks.dump = [&reasons](std::string_view reason) {
     reasons.emplace_back(reason);
     if (reasons.size() > 1) return DumpReply{429, "no dump: dump_max_per_hour=1 reached\n"};

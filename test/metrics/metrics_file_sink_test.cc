@@ -51,5 +51,30 @@ TEST_CASE("a metrics file that cannot be written fails the session's start, with
   CHECK_FALSE(session.ok());
 }
 
+TEST_CASE("metrics_ranges= and metrics_names= reach the session's metrics; the rings' memory") {
+  const std::string path = "/tmp/gpuprobe_metrics_sel_" + std::to_string(getpid()) + ".prom";
+  {
+    Session session("metrics_file=" + path + ",metrics_ranges=request+decode,metrics_names=1");
+    REQUIRE(session.ok());
+    for (int i = 0; i < 10; ++i) {
+      GPUPROBE_RANGE("request");
+      { GPUPROBE_RANGE("decode"); }
+      { GPUPROBE_RANGE("not exported"); }
+    }
+    REQUIRE(session.stop().ok());
+  }
+  const std::string text = testing::read_file(path);
+  std::remove(path.c_str());
+  CAPTURE(text);
+  // request+decode selected, one name allowed: "decode" ends first, so it is the one kept.
+  CHECK(testing::has_line(text, "gpuprobe_range_duration_seconds_count{name=\"decode\"} 10"));
+  CHECK(text.find("name=\"request\"") == std::string::npos);
+  CHECK(text.find("not exported") == std::string::npos);
+  CHECK(testing::has_line(text, "gpuprobe_range_names_overflowed_total 10"));
+  CHECK(text.find("gpuprobe_memory_bytes{part=\"rings\"} ") != std::string::npos);
+  CHECK_FALSE(testing::has_line(text, "gpuprobe_memory_bytes{part=\"rings\"} 0"));
+  CHECK(text.find("part=\"flight\"") == std::string::npos);  // no flight recorder here
+}
+
 }  // namespace
 }  // namespace gpuprobe

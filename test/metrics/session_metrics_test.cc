@@ -61,7 +61,7 @@ TEST_CASE("range durations fall into the 1-2-5 buckets, cumulatively, by name") 
 }
 
 TEST_CASE("names past the cap are counted, not exported") {
-  SessionMetrics m(1);
+  SessionMetrics m(RangeSelection{1, {}});
   Batch b;
   b.events = {range(kRequest, 0, 10), range(kDecode, 0, 10), range(kDecode, 0, 10),
               range(kRequestToo, 0, 10)};  // the same name as an exported one: exported
@@ -71,6 +71,40 @@ TEST_CASE("names past the cap are counted, not exported") {
   CHECK(has_line(text, "gpuprobe_range_duration_seconds_count{name=\"request\"} 2"));
   CHECK(text.find("name=\"decode\"") == std::string::npos);
   CHECK(has_line(text, "gpuprobe_range_names_overflowed_total 2"));
+}
+
+TEST_CASE("metrics_ranges= exports only the names it lists; the others are not overflow") {
+  SessionMetrics m(RangeSelection{64, {"decode"}});
+  Batch b;
+  b.events = {range(kRequest, 0, 10), range(kDecode, 0, 10), range(kDecode, 0, 10)};
+  m.add(b.view());
+  m.add(b.view());  // the second time from the cache of sites
+  const std::string text = m.exposition();
+  CAPTURE(text);
+  CHECK(has_line(text, "gpuprobe_range_duration_seconds_count{name=\"decode\"} 4"));
+  CHECK(text.find("name=\"request\"") == std::string::npos);
+  CHECK(has_line(text, "gpuprobe_range_names_overflowed_total 0"));
+}
+
+TEST_CASE("the memory gauge has the rings, and the flight recorder when it runs") {
+  SessionHooks hooks;
+  hooks.ring_bytes = [] { return std::uint64_t{3} << 20; };
+  hooks.figures = [] {
+    FlightFigures f;
+    f.enabled = true;
+    f.bytes = 12345;
+    return f;
+  };
+  SessionMetrics m;
+  m.set_hooks(hooks);
+  Batch b;
+  b.events = {range(kRequest, 0, 10)};
+  m.add(b.view());
+  const std::string text = m.exposition();
+  CAPTURE(text);
+  CHECK(has_line(text, "gpuprobe_memory_bytes{part=\"rings\"} 3145728"));
+  CHECK(has_line(text, "gpuprobe_memory_bytes{part=\"flight\"} 12345"));
+  CHECK(has_line(text, "gpuprobe_dumps_written_total 0"));
 }
 
 TEST_CASE("steps have a histogram of their own, whatever their number") {
