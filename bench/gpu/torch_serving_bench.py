@@ -42,6 +42,9 @@ RECORDERS = {
     "gpuprobe cupti=all+all_api": ("gpuprobe", "cupti=all+all_api,perfetto={trace}"),
     "gpuprobe cupti=kernel": ("gpuprobe", "cupti=kernel,perfetto={trace}"),
     "gpuprobe cupti=all (no sink)": ("gpuprobe", "cupti=all"),
+    # Always on: the flight recorder keeps the last 30 s and writes nothing (no trigger fires).
+    "gpuprobe flight=30 cupti=all": ("gpuprobe", "cupti=all,flight=30,dump={dumps}"),
+    "gpuprobe flight=30 (ranges only)": ("gpuprobe", "ring=65536,flight=30,dump={dumps}"),
     TORCH_FULL: ("torch", "cpu+cuda"),
     "torch.profiler (CUDA only)": ("torch", "cuda"),
     "raw CUPTI kernel (floor)": ("raw", 0),
@@ -148,7 +151,7 @@ def child(recorder, pairs, requests):
             finally:
                 out["kernels"] = raw.raw_cupti_stop()
         out["trace"] = f"{tmp}/serve.pftrace" if "{trace}" in setting else None
-        s = gpuprobe.Session(setting.format(trace=out["trace"]))
+        s = gpuprobe.Session(setting.format(trace=out["trace"], dumps=f"{tmp}/dumps"))
         try:
             return serve(n)
         finally:
