@@ -92,6 +92,17 @@ Status apply_clock(std::string_view v, Config& c) {
   return {};
 }
 
+// The items of a "+"-joined value, empty ones included (each caller says what they mean).
+std::vector<std::string_view> plus_items(std::string_view v) {
+  std::vector<std::string_view> items;
+  while (!v.empty()) {
+    const std::size_t plus = v.find('+');
+    items.push_back(v.substr(0, plus));
+    v = plus == std::string_view::npos ? std::string_view() : v.substr(plus + 1);
+  }
+  return items;
+}
+
 // Parses "NAME+NAME+..." into a bit mask, `bit_of` giving each name's bit (or nullopt).
 template <class BitOf>
 Status parse_name_list(std::string_view key, std::string_view v, std::string_view known,
@@ -101,16 +112,13 @@ Status parse_name_list(std::string_view key, std::string_view v, std::string_vie
     return Status::Error("config key " + quoted(key) +
                          " needs at least one name (known: " + std::string(known) + ")");
   }
-  while (!v.empty()) {
-    const std::size_t plus = v.find('+');
-    const std::string_view name = v.substr(0, plus);
+  for (const std::string_view name : plus_items(v)) {
     const std::optional<std::uint32_t> bit = bit_of(name);
     if (!bit) {
       return Status::Error("config key " + quoted(key) + ": unknown name " + quoted(name) +
                            " (known: " + std::string(known) + ")");
     }
     *mask |= *bit;
-    v = plus == std::string_view::npos ? std::string_view() : v.substr(plus + 1);
   }
   return {};
 }
@@ -234,10 +242,8 @@ Status apply_metrics_names(std::string_view v, Config& c) {
 
 Status apply_metrics_ranges(std::string_view v, Config& c) {
   c.metrics_ranges.clear();
-  while (!v.empty()) {
-    const std::size_t plus = v.find('+');
-    if (plus != 0) c.metrics_ranges.emplace_back(v.substr(0, plus));
-    v = plus == std::string_view::npos ? std::string_view() : v.substr(plus + 1);
+  for (const std::string_view name : plus_items(v)) {
+    if (!name.empty()) c.metrics_ranges.emplace_back(name);
   }
   if (c.metrics_ranges.empty()) return bad_value("metrics_ranges", v, "a list of range names");
   return {};
@@ -265,15 +271,12 @@ Status apply_dump(std::string_view v, Config& c) {
 
 Status apply_dump_format(std::string_view v, Config& c) {
   c.flight.formats.clear();
-  while (!v.empty()) {
-    const std::size_t plus = v.find('+');
-    const std::string_view key = v.substr(0, plus);
+  for (const std::string_view key : plus_items(v)) {
     if (!SinkRegistry::get().contains(key) || key == "metrics" || key == "metrics_file") {
       return Status::Error("config key 'dump_format': " + quoted(key) +
                            " is not an output a dump can write (e.g. perfetto+chrome)");
     }
     c.flight.formats.emplace_back(key);
-    v = plus == std::string_view::npos ? std::string_view() : v.substr(plus + 1);
   }
   if (c.flight.formats.empty())
     return bad_value("dump_format", v, "a list such as perfetto+chrome");

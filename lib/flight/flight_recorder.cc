@@ -52,11 +52,6 @@ void FlightRecorder::set_stats_source(std::function<Stats()> source) {
   stats_source_ = std::move(source);
 }
 
-std::int64_t FlightRecorder::now_ns() const {
-  std::lock_guard<std::mutex> lock(store_mu_);
-  return time_.wall_ns(core::read_ticks(clock_));
-}
-
 Status FlightRecorder::open(const TraceInfo& info) {
   info_ = info;
   std::error_code ec;
@@ -124,7 +119,12 @@ bool FlightRecorder::enqueue(DumpJob job, bool triggered, std::string* why, std:
     *why = "the session is stopping";
     return false;
   }
-  const std::int64_t now = now_ns();
+  TimeBase time;  // one copy for every conversion below
+  {
+    std::lock_guard<std::mutex> store_lock(store_mu_);
+    time = time_;
+  }
+  const std::int64_t now = time.wall_ns(core::read_ticks(clock_));
   while (!dumps_this_hour_.empty() && dumps_this_hour_.front() < now - 3'600'000'000'000) {
     dumps_this_hour_.pop_front();
   }
@@ -159,11 +159,6 @@ bool FlightRecorder::enqueue(DumpJob job, bool triggered, std::string* why, std:
   }
   dumps_this_hour_.push_back(now);
   if (triggered) last_triggered_ns_ = now;
-  TimeBase time;
-  {
-    std::lock_guard<std::mutex> store_lock(store_mu_);
-    time = time_;
-  }
   const std::uint64_t before = ticks_of(std::int64_t{options_.seconds} * 1'000'000'000, time);
   job.from_tick = job.at_tick > before ? job.at_tick - before : 0;
   job.to_tick = job.at_tick + ticks_of(options_.after_ns, time);

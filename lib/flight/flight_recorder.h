@@ -63,7 +63,6 @@ class FlightRecorder final : public Sink {
   bool enqueue(DumpJob job, bool triggered, std::string* why, std::string* path);
   void run();
   void write_job(DumpJob job);
-  std::int64_t now_ns() const;
 
   const core::FlightOptions options_;
   const core::ClockSource clock_;
