@@ -15,6 +15,8 @@ share of torch.profiler's, added time per kernel, records per kernel and kernels
 torch.profiler that recorded no CUDA event (no CUPTI) makes the run fail rather than look cheap.
     python3 bench/gpu/torch_serving_bench.py [--rounds N] [--pairs N] [--requests N]
         [--recorders NAME,NAME...]   (default: the issue's four; --list shows every recorder)
+    python3 bench/gpu/torch_serving_bench.py --bursts ON/EVERY [--burst-seconds S] [--rounds N]
+        (gpu_burst= on the flight recorder, always on, against no recorder)
 Environment: GPUPROBE_CLI (the gpuprobe command: counts each trace's kernels),
 GPUPROBE_RAW_CUPTI (libraw_cupti_floor.so: the raw CUPTI floor recorders).
 """
@@ -45,6 +47,8 @@ RECORDERS = {
     # Always on: the flight recorder keeps the last 30 s and writes nothing (no trigger fires).
     "gpuprobe flight=30 cupti=all": ("gpuprobe", "cupti=all,flight=30,dump={dumps}"),
     "gpuprobe flight=30 (ranges only)": ("gpuprobe", "ring=65536,flight=30,dump={dumps}"),
+    "gpuprobe flight=30 cupti=all flight_mb=8": (
+        "gpuprobe", "cupti=all,flight=30,flight_mb=8,dump={dumps}"),
     TORCH_FULL: ("torch", "cpu+cuda"),
     "torch.profiler (CUDA only)": ("torch", "cuda"),
     "raw CUPTI kernel (floor)": ("raw", 0),
@@ -83,8 +87,8 @@ def workload():
     x = torch.randn(8, 64, d, device="cuda")
     bias = torch.zeros(d, device="cuda")
 
-    def serve(n):
-        walls, enqueues = [], []
+    def serve(n, raw=False):
+        walls, enqueues, starts = [], [], []
         with torch.no_grad():
             for _ in range(n):
                 t0 = time.perf_counter()
@@ -98,6 +102,9 @@ def workload():
                 t2 = time.perf_counter()
                 walls.append(t2 - t0)
                 enqueues.append(t1 - t0)
+                starts.append(t0)
+        if raw:
+            return walls, starts
         warm = n // 5
         return (statistics.median(walls[warm:]) * 1e3, statistics.median(enqueues[warm:]) * 1e3)
 
@@ -118,6 +125,71 @@ def drops(requests):
         g = s.stats()["gpu"]
         print(f"drops: cupti={kinds}: records {g['records']}, dropped {g['dropped']}, "
               f"untimed {g['untimed']}, buffers refused {g['buffers_exhausted']}")
+
+
+def collector_cpu_s():
+    """CPU seconds of this process's gpuprobe collector thread (named gpuprobe-collect), or 0."""
+    total = 0.0
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                if f.read().strip() != "gpuprobe-collect":
+                    continue
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            continue
+    return total
+
+
+def bursts(on_s, every_s, seconds, rounds):
+    """gpu_burst=ON/EVERY on top of the flight recorder, always on as in production: sessions of
+    `seconds` (several periods) alternated with as long without a recorder, the order swapped
+    every round. Per request, whether it ran inside a burst (its start's time since the session
+    started); printed: the added time inside bursts, between them, and on average (what a
+    production process pays), against the mean without a recorder."""
+    import gpuprobe
+    serve = workload()
+    per_second = max(1, int(1.0 / statistics.median(serve(50, raw=True)[0])))
+    n = int(seconds * per_second)
+    tmp = tempfile.mkdtemp()
+    none, inside, between, collector = [], [], [], []
+    for rnd in range(rounds):
+        for recorded in ((False, True) if rnd % 2 == 0 else (True, False)):
+            if not recorded:
+                none.extend(serve(n, raw=True)[0])
+                continue
+            s = gpuprobe.Session(f"cupti=all,flight=30,dump={tmp}/dumps,"
+                                 f"gpu_burst={on_s}s/{every_s}s")
+            t0 = time.perf_counter()
+            walls, starts = serve(n, raw=True)
+            collector.append(collector_cpu_s() / n)
+            s.stop()
+            gpu = s.stats()["gpu"]
+            for wall, start in zip(walls, starts):
+                (inside if (start - t0) % every_s < on_s else between).append(wall)
+    base = statistics.mean(none)
+    out = {
+        "setting": f"gpu_burst={on_s}s/{every_s}s", "requests": len(none),
+        "none_ms": base * 1e3, "none_median_ms": statistics.median(none) * 1e3,
+        "inside_added_ms": (statistics.mean(inside) - base) * 1e3,
+        "between_added_ms": (statistics.mean(between) - base) * 1e3,
+        "mean_added_ms": (statistics.mean(inside + between) - base) * 1e3,
+        "share_inside": len(inside) / len(inside + between),
+        "p99_none_ms": statistics.quantiles(none, n=100)[98] * 1e3,
+        "p99_between_ms": statistics.quantiles(between, n=100)[98] * 1e3,
+        "collector_us_per_request": statistics.median(collector) * 1e6,
+        "last_gpu": {k: gpu[k] for k in ("records", "dropped", "sampled", "bursts", "recorded_ns")},
+    }
+    print(f"bursts {out['setting']} on cupti=all,flight=30: {rounds} rounds of {seconds} s each "
+          f"way, {n} requests a session; no recorder {base * 1e3:.3f} ms (mean)")
+    print(f"  added inside bursts {out['inside_added_ms']:.3f} ms, between bursts "
+          f"{out['between_added_ms']:.3f} ms, on average {out['mean_added_ms']:.3f} ms "
+          f"({out['share_inside']:.0%} of requests inside); p99 without {out['p99_none_ms']:.3f} "
+          f"ms, between bursts {out['p99_between_ms']:.3f} ms; collector "
+          f"{out['collector_us_per_request']:.1f} us/request; last session {out['last_gpu']}")
+    print(json.dumps(out))
 
 
 def child(recorder, pairs, requests):
@@ -155,6 +227,7 @@ def child(recorder, pairs, requests):
         try:
             return serve(n)
         finally:
+            out.setdefault("collector_s", []).append(collector_cpu_s())
             s.stop()
             st = s.stats()
             out["stats"] = {k: st["gpu"][k] for k in
@@ -194,6 +267,9 @@ def main():
     ap.add_argument("--recorders", default=",".join(DEFAULT))
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--drops", action="store_true", help="records lost per kind set, then exit")
+    ap.add_argument("--bursts", metavar="ON/EVERY",
+                    help="gpu_burst=ON/EVERY (seconds) against no recorder, then exit")
+    ap.add_argument("--burst-seconds", type=float, default=4.0)
     ap.add_argument("--recorder", help=argparse.SUPPRESS)  # a child's recorder
     args = ap.parse_args()
     if args.list:
@@ -208,6 +284,10 @@ def main():
         return 0
     if args.drops:
         drops(args.requests)
+        return 0
+    if args.bursts:
+        on_s, every_s = (float(x) for x in args.bursts.split("/"))
+        bursts(on_s, every_s, args.burst_seconds, args.rounds)
         return 0
     chosen = args.recorders.split(",")
     unknown = [r for r in chosen if r not in RECORDERS]
@@ -256,6 +336,7 @@ def main():
           f"activities (torch.profiler's count); no recorder {base:.3f} ms")
     print(f"{'recorder':44} {'added ms':>8} {'each round':>20} {'x torch':>7} {'enqueue':>7} "
           f"{'us/kernel':>9} {'rec/kernel':>10} {'attributed':>12} {'lost':>4}")
+    collector_us = {}
     for r in chosen:
         added = statistics.median(results[r])
         each = " ".join(f"{a:.3f}" for a in results[r])
@@ -268,9 +349,14 @@ def main():
                       if st.get("status") == "cupti" else "")
         lost = st.get("dropped", "") if st.get("status") == "cupti" else ""
         us_per = f"{added * 1e3 / per_request:.2f}"
+        if out.get("collector_s"):
+            # The collector's CPU per request, over the last session of the child.
+            collector_us[r] = out["collector_s"][-1] / args.requests * 1e6
         print(f"{r:44} {added:8.3f} {each:>20} {added / torch_added:7.2f} "
               f"{statistics.median(enqueue[r]):7.3f} {us_per:>9} {rec_per:>10} {attributed:>12} "
               f"{lost!s:>4}")
+    for r, us in collector_us.items():
+        print(f"{r}: collector CPU {us:.1f} us per request (last session)")
     for r, out in last.items():
         if "stats" in out:
             print(f"{r} (last round): {out['stats']}, kernels {out.get('kernels')}")

@@ -22,6 +22,12 @@ enum class GpuActivityKind : std::uint8_t {
   kOverhead,    ///< Time CUPTI itself spent, e.g. flushing buffers ("overhead").
 };
 
+/// With `gpu_burst=ON/EVERY` GPU activity is recorded in bursts, and the trace says when: a
+/// counter of this name (category "cuda", on a row named "gpuprobe") is 1 from each moment
+/// recording switched on and 0 from each moment it switched off. Figures computed from GPU
+/// activity then cover only the time it was 1.
+inline constexpr char kGpuRecordingCounter[] = "gpuprobe GPU recording";
+
 /// Copy directions, as CUPTI reports them (CUpti_ActivityMemcpyKind).
 enum class MemcpyKind : std::uint8_t {
   kUnknown = 0,

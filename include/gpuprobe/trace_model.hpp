@@ -112,6 +112,11 @@ struct GpuStats {
   /// `dropped`), and gpuprobe::launch() kernels timed without CUPTI whose CUDA events failed or
   /// had not completed when the session stopped.
   std::uint64_t untimed = 0;
+  /// With `gpu_burst=`: activity was recorded in bursts (see kGpuRecordingCounter), `bursts` of
+  /// them, `recorded_ns` in all; every GPU figure is then a sample of that time.
+  bool sampled = false;
+  std::uint64_t bursts = 0;
+  std::int64_t recorded_ns = 0;
 };
 
 /// The state of a session: totals and one row per thread that recorded. Every output carries it,

@@ -15,6 +15,7 @@ namespace {
 // The thread id a track is shown under: kTrackTidBase + its number. Above every kernel thread id
 // (pid_max is at most 2^22) and within the 32 bits Perfetto's and Kineto's readers give a tid.
 constexpr std::int64_t kTrackTidBase = std::int64_t{1} << 30;
+// gpuprobe's own row (the GPU recording counter) is shown under kTrackTidBase - 1.
 
 // Events per sink call: large enough to amortize the call, small enough to stay in cache.
 constexpr std::size_t kBatchCapacity = 16384;
@@ -69,7 +70,11 @@ void Collector::start() {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    // Named, so that top -H, perf and /proc/PID/task show what gpuprobe's own cost is.
+    pthread_setname_np(pthread_self(), "gpuprobe-collect");
+    run();
+  });
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   ThreadRegistry::get().set_pressure_hook(&Collector::wake_for_rings, this);
 }
@@ -192,8 +197,17 @@ void Collector::collect_gpu(bool final) {
     batch_.push_back(Event::from_gpu(a));
     if (batch_.size() == kBatchCapacity) deliver();
   }
+  switches_.clear();
+  options_.gpu->take_switches(&switches_);
+  for (const RecordingSwitch& s : switches_) {
+    static constexpr CallSite kRecording{kGpuRecordingCounter, "", "", 0, 0, Category::kCuda};
+    batch_.push_back(
+        Event{EventType::kCounter, gpuprobe_row(), &kRecording, s.tick, s.tick, s.on ? 1.0 : 0.0});
+    if (batch_.size() == kBatchCapacity) deliver();
+  }
   std::lock_guard<std::mutex> lock(stats_mu_);
   gpu_stats_.records += gpu_records_.size();
+  if (!switches_.empty()) rows_[gpuprobe_row_].written += switches_.size();
   options_.gpu->fill_stats(&gpu_stats_);
 }
 
@@ -231,6 +245,20 @@ std::uint32_t Collector::track_row(std::uint32_t track) {
   row.os_tid = kTrackTidBase + track;
   row.name = "track " + std::to_string(track);
   return index;
+}
+
+std::uint32_t Collector::gpuprobe_row() {
+  if (gpuprobe_row_ != kNoRow) return gpuprobe_row_;
+  gpuprobe_row_ = ThreadRegistry::get().reserve_index();
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  if (gpuprobe_row_ >= rows_.size()) {
+    rows_.resize(gpuprobe_row_ + 1);
+    name_versions_.resize(gpuprobe_row_ + 1, ~0u);
+  }
+  ThreadInfo& row = rows_[gpuprobe_row_];
+  row.os_tid = kTrackTidBase - 1;
+  row.name = "gpuprobe";
+  return gpuprobe_row_;
 }
 
 void Collector::deliver() {

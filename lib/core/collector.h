@@ -68,6 +68,8 @@ class Collector {
   void prepare_row(const ThreadState& ring);
   // The row of `track`, created (as a thread of its own) on first sight.
   std::uint32_t track_row(std::uint32_t track);
+  // The row of gpuprobe's own events, created on first use.
+  std::uint32_t gpuprobe_row();
   void deliver();
   template <class Call>
   void call_sinks(Call&& call);
@@ -86,6 +88,9 @@ class Collector {
   std::vector<Event> batch_;
   std::vector<std::uint32_t> name_versions_;
   std::vector<GpuActivity> gpu_records_;
+  std::vector<RecordingSwitch> switches_;
+  static constexpr std::uint32_t kNoRow = ~0u;
+  std::uint32_t gpuprobe_row_ = kNoRow;
   std::unordered_map<std::uint32_t, std::uint32_t> track_rows_;  // track -> row
   std::vector<std::uint64_t> track_written_;   // per row, events of tracks in the current drain
   std::vector<std::uint32_t> tracks_touched_;  // rows with a count in track_written_

@@ -283,6 +283,20 @@ Status apply_dump_format(std::string_view v, Config& c) {
   return {};
 }
 
+Status apply_gpu_burst(std::string_view v, Config& c) {
+  const std::size_t slash = v.find('/');
+  std::int64_t on = 0, every = 0;
+  if (slash == std::string_view::npos || !parse_duration(v.substr(0, slash), 1'000'000'000, &on) ||
+      !parse_duration(v.substr(slash + 1), 1'000'000'000, &every) || on < 10'000'000 ||
+      every <= on || every > 86400e9) {
+    return bad_value("gpu_burst", v,
+                     "ON/EVERY, two durations with ON from 10ms and less than EVERY (e.g. 1s/60s)");
+  }
+  c.gpu_burst_on_ns = on;
+  c.gpu_burst_every_ns = every;
+  return {};
+}
+
 Status apply_dump_after(std::string_view v, Config& c) {
   if (!parse_duration(v, 1'000'000'000, &c.flight.after_ns) || c.flight.after_ns > 600e9) {
     return bad_value("dump_after", v, "a duration up to 10 minutes (2s, 500ms; bare: seconds)");
@@ -411,6 +425,11 @@ constexpr OptionSpec kOptions[] = {
      "how long GPU work waits for the gpuprobe range around its launch to close before it is "
      "written without one",
      apply_attribution_ms},
+    {"gpu_burst", "ON/EVERY", [](const Config&) { return text(""); },
+     "record the cupti= activity only in bursts: ON in every EVERY (e.g. 1s/60s), the first "
+     "at the start, and also for dump_after after each dump's moment; the trace's counter "
+     "\"gpuprobe GPU recording\" says when, and the GPU metrics say they are sampled",
+     apply_gpu_burst},
     {"names", "N", number<&Config::max_names>,
      "most distinct run-time names per session; later ones record as \"<name table full>\" and "
      "are counted",
@@ -522,6 +541,10 @@ Status parse_config(std::string_view text, Config* config) {
                              "' needs the flight recorder: add flight=SECONDS (e.g. flight=30)");
       }
     }
+  }
+  if (config->gpu_burst_every_ns != 0 && config->gpu_kinds == 0) {
+    return Status::Error(
+        "config key 'gpu_burst' needs GPU activity to sample: add cupti=KINDS (e.g. cupti=all)");
   }
   if (config->rank < 0) {
     if (const char* env = std::getenv("RANK"))

@@ -52,6 +52,9 @@ struct Config {
   std::size_t gpu_buffer_kb = 4096;
   std::size_t gpu_max_mb = 256;
   std::uint32_t attribution_ms = 5000;
+  // gpu_burst=ON/EVERY: GPU activity for ON in every EVERY; 0: all the time.
+  std::int64_t gpu_burst_on_ns = 0;
+  std::int64_t gpu_burst_every_ns = 0;
   FlightOptions flight;
   std::uint32_t metrics_names = 64;         // range names with a histogram in the metrics
   std::vector<std::string> metrics_ranges;  // only these names, when given

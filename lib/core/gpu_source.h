@@ -19,6 +19,12 @@ constexpr std::uint32_t gpu_kind_bit(GpuActivityKind kind) {
 }
 inline constexpr std::uint32_t kAllGpuKinds = 0x7Fu;
 
+// With GPU activity recorded in bursts (`gpu_burst=`): recording switched on or off at `tick`.
+struct RecordingSwitch {
+  std::uint64_t tick;
+  bool on;
+};
+
 class GpuSource {
  public:
   virtual ~GpuSource() = default;
@@ -43,6 +49,12 @@ class GpuSource {
   // Appends the records ready to be written at `now`; `final` (the session's last drain) gives
   // up waiting for anything and forces out what the backend still holds.
   virtual void collect(std::uint64_t now, bool final, std::vector<GpuActivity>* out) = 0;
+  // With bursts: record until `tick` at least (the end of a dump's window). Any thread.
+  virtual void record_until(std::uint64_t /*tick*/) {}
+  // With bursts: moves the switches made since the previous call into `out`, in time order; the
+  // collector writes them as the counter kGpuRecordingCounter (gpu_activity.hpp).
+  virtual void take_switches(std::vector<RecordingSwitch>* /*out*/) {}
+
   // Stops producing records (before the collector's last drain).
   virtual void disable() {}
   // Releases the backend after the last drain, so that CUDA calls cost what they did before.

@@ -58,6 +58,22 @@ void string_member(std::string* out, const char* key, const std::string& v) {
 }
 
 // dump.json: everything a reader needs to know what it is looking at, without the traces.
+// With GPU bursts: the parts of the window during which GPU activity was recorded.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> gpu_recorded(const DumpJob& job,
+                                                                  const DumpContext& c) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
+  bool on = false;
+  std::uint64_t since = job.from_tick;
+  for (const core::RecordingSwitch& s : c.gpu_switches) {
+    const std::uint64_t at = std::clamp(s.tick, job.from_tick, job.to_tick);
+    if (on && !s.on && at > since) spans.emplace_back(since, at);
+    if (!on && s.on) since = at;
+    on = s.on;
+  }
+  if (on && job.to_tick > since) spans.emplace_back(since, job.to_tick);
+  return spans;
+}
+
 std::string describe(const DumpJob& job, const DumpContext& c, const std::vector<Output>& outputs,
                      const std::vector<ThreadSpan>& spans, std::uint64_t events,
                      std::uint64_t gpu_events) {
@@ -102,6 +118,26 @@ std::string describe(const DumpJob& job, const DumpContext& c, const std::vector
   int_member(&out, "session_start_ns", c.info.start_wall_ns);
   int_member(&out, "events", static_cast<std::int64_t>(events));
   int_member(&out, "gpu_events", static_cast<std::int64_t>(gpu_events));
+  // Whether GPU activity covers the whole window, or only bursts of it (gpu_burst=).
+  member(&out, "gpu_recording");
+  if (c.gpu_switches.empty()) {
+    out += "{\"sampled\": false}";
+  } else {
+    out += "{\"sampled\": true, \"recorded\": [";
+    double seconds = 0;
+    for (const auto& [from, to] : gpu_recorded(job, c)) {
+      if (out.back() != '[') out += ", ";
+      out += "{\"from_ns\": ";
+      sinks::append_int(&out, t.wall_ns(from));
+      out += ", \"to_ns\": ";
+      sinks::append_int(&out, t.wall_ns(to));
+      out += "}";
+      seconds += static_cast<double>(t.duration_ns(from, to)) / 1e9;
+    }
+    out += "], \"recorded_s\": ";
+    sinks::append_double(&out, seconds);
+    out += "}";
+  }
   member(&out, "threads");
   out += "[";
   bool first = true;
@@ -205,6 +241,13 @@ Status write_dump(const DumpJob& job, const StoreSnapshot& snapshot, const DumpC
       if (Status s = o.sink->write(b); !s.ok()) o.error = s.message();
     }
   };
+  // The GPU recording counter's value where the window starts, which the switch before the
+  // window set: without it the dump's counter would begin only at the window's first switch.
+  static constexpr CallSite kRecording{kGpuRecordingCounter, "", "", 0, 0, Category::kCuda};
+  if (!c.gpu_switches.empty() && c.gpu_switches.front().tick < job.from_tick) {
+    write_all({Event{EventType::kCounter, c.gpu_switch_row, &kRecording, job.from_tick,
+                     job.from_tick, c.gpu_switches.front().on ? 1.0 : 0.0}});
+  }
   decode(snapshot, job.from_tick, job.to_tick, write_all);
   // The moment the dump was asked for, as an instant on the timeline.
   const std::string marker_name = "gpuprobe dump: " + job.reason;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/gpu_source.h"
 #include "flight/event_store.h"
 #include "gpuprobe/status.hpp"
 #include "gpuprobe/trace_model.hpp"
@@ -37,6 +38,10 @@ struct DumpContext {
   Stats session;  // the session's statistics when the dump was taken: its drops
   StoreCounters store;
   const core::FlightOptions* options = nullptr;
+  // With GPU bursts: the switches of GPU recording the recorder saw, oldest first, from the last
+  // one before the window on; and the row their counter is on.
+  std::vector<core::RecordingSwitch> gpu_switches;
+  std::uint32_t gpu_switch_row = 0;
 };
 
 // Writes `job` into options->dir; `path` gets the dump's directory.

@@ -1,5 +1,7 @@
 #include "flight/flight_recorder.h"
 
+#include <pthread.h>
+
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -52,6 +54,11 @@ void FlightRecorder::set_stats_source(std::function<Stats()> source) {
   stats_source_ = std::move(source);
 }
 
+void FlightRecorder::set_window_hook(std::function<void(std::uint64_t)> hook) {
+  std::lock_guard<std::mutex> lock(jobs_mu_);
+  window_hook_ = std::move(hook);
+}
+
 Status FlightRecorder::open(const TraceInfo& info) {
   info_ = info;
   std::error_code ec;
@@ -74,7 +81,10 @@ Status FlightRecorder::open(const TraceInfo& info) {
     }
   }
   g_signal_seen.store(false, std::memory_order_relaxed);
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "gpuprobe-dump");
+    run();
+  });
   base::print_notice("flight recorder: the last " + std::to_string(options_.seconds) +
                      " s in at most " + std::to_string(options_.mb) + " MiB; dumps go to " +
                      std::filesystem::absolute(options_.dir, ec).string());
@@ -92,10 +102,22 @@ Status FlightRecorder::write(const EventBatch& batch) {
   {
     std::lock_guard<std::mutex> lock(store_mu_);
     if (batch.time != nullptr) time_ = *batch.time;
-    for (const Event& e : batch) store_.append(e);
+    for (const Event& e : batch) {
+      store_.append(e);
+      if (e.type == EventType::kCounter && e.site->category == Category::kCuda &&
+          std::strcmp(e.site->name, kGpuRecordingCounter) == 0) {
+        gpu_switches_.push_back(core::RecordingSwitch{e.begin, e.value != 0});
+        gpu_switch_row_ = e.thread;
+      }
+    }
     const std::uint64_t window = ticks_of(std::int64_t{options_.seconds} * 1'000'000'000, time_);
     const std::uint64_t latest = store_.latest_tick();
-    store_.evict(std::min(latest > window ? latest - window : 0, pinned));
+    const std::uint64_t oldest = std::min(latest > window ? latest - window : 0, pinned);
+    store_.evict(oldest);
+    // The last switch before the window says whether its start was recorded: it stays.
+    std::size_t before = 0;
+    while (before + 1 < gpu_switches_.size() && gpu_switches_[before + 1].tick <= oldest) ++before;
+    gpu_switches_.erase(gpu_switches_.begin(), gpu_switches_.begin() + before);
   }
   for (Firing& f : fired_) {
     DumpJob job;
@@ -164,6 +186,8 @@ bool FlightRecorder::enqueue(DumpJob job, bool triggered, std::string* why, std:
   job.to_tick = job.at_tick + ticks_of(options_.after_ns, time);
   job.name = dump_name(time.wall_ns(job.at_tick), sinks::host_name(), info_.pid, info_.rank);
   *path = (std::filesystem::path(options_.dir) / job.name).string();
+  // Under the lock: no dump is queued after close(), so the hook never outlives the session.
+  if (window_hook_) window_hook_(job.to_tick);
   jobs_.push_back(std::move(job));
   lock.unlock();
   jobs_cv_.notify_all();
@@ -228,6 +252,8 @@ void FlightRecorder::write_job(DumpJob job) {
     snapshot = store_.snapshot();
     context.time = time_;
     context.store = store_.counters();
+    context.gpu_switches = gpu_switches_;
+    context.gpu_switch_row = gpu_switch_row_;
     if (closed_) {
       context.session = final_stats_;
       job.after_cut_short = store_.latest_tick() < job.to_tick;

@@ -47,6 +47,9 @@ class FlightRecorder final : public Sink {
 
   // Where the drops a dump reports come from while the session runs (the collector's stats()).
   void set_stats_source(std::function<Stats()> source);
+  // Called with the last tick of each dump's window as the dump is queued, from the thread that
+  // asked for it; it must not block. The session makes GPU bursts (gpu_burst=) cover it.
+  void set_window_hook(std::function<void(std::uint64_t to_tick)> hook);
 
   Status open(const TraceInfo& info) override;
   Status write(const EventBatch& batch) override;
@@ -70,11 +73,15 @@ class FlightRecorder final : public Sink {
   int signal_ = 0;  // the signal trigger's, or 0
   TraceInfo info_;
   std::function<Stats()> stats_source_;
+  std::function<void(std::uint64_t)> window_hook_;  // under jobs_mu_
 
   mutable std::mutex store_mu_;  // store_, time_ and final_stats_: the collector writes, dumps read
   EventStore store_;
   TimeBase time_;
   Stats final_stats_;
+  // GPU recording's switches (gpu_burst=), from the last one before the kept window on.
+  std::vector<core::RecordingSwitch> gpu_switches_;
+  std::uint32_t gpu_switch_row_ = 0;
   bool closed_ = false;
 
   mutable std::mutex jobs_mu_;  // everything below

@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "gpuprobe/call_site.hpp"
 #include "gpuprobe/gpu_activity.hpp"
+#include "gpuprobe/status.hpp"
 #include "gpuprobe/trace_model.hpp"
 
 namespace gpuprobe::gpu {
@@ -44,6 +45,10 @@ class ActivitySource {
                             const CallSite* /*site*/, std::uint32_t /*correlation*/) {}
   // Appends every record delivered so far. `final` forces out incomplete buffers.
   virtual void collect(bool final, std::vector<GpuActivity>* out) = 0;
+  // Switches recording off and on again while the session runs (gpu_burst=): off, the program
+  // pays nothing of the backend's per-call costs. Records of work that was in flight at a switch
+  // may or may not come.
+  [[nodiscard]] virtual Status set_recording(bool on) = 0;
   virtual void disable() = 0;
   virtual void finalize() = 0;
   virtual ActivityStats stats() const = 0;

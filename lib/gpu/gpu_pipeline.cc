@@ -1,5 +1,7 @@
 #include "gpu/gpu_pipeline.h"
 
+#include "base/notice.h"
+
 namespace gpuprobe::gpu {
 namespace {
 
@@ -9,8 +11,13 @@ constexpr double kLaunchHorizonNs = 10e9;
 }  // namespace
 
 GpuPipeline::GpuPipeline(std::unique_ptr<ActivitySource> backend, const TimeBase& time,
-                         bool attribute, std::chrono::milliseconds attribution_horizon)
+                         bool attribute, std::chrono::milliseconds attribution_horizon,
+                         BurstOptions bursts)
     : backend_(std::move(backend)),
+      ns_per_tick_(time.ns_per_tick()),
+      bursts_(bursts.start, static_cast<std::uint64_t>(bursts.on_ns / time.ns_per_tick()),
+              static_cast<std::uint64_t>(bursts.every_ns / time.ns_per_tick())),
+      recording_since_(bursts.start),
       launches_(static_cast<std::uint64_t>(kLaunchHorizonNs / time.ns_per_tick())),
       kernel_notes_(time.ns_per_tick(),
                     static_cast<std::uint64_t>(kLaunchHorizonNs / time.ns_per_tick())) {
@@ -20,6 +27,46 @@ GpuPipeline::GpuPipeline(std::unique_ptr<ActivitySource> backend, const TimeBase
         static_cast<std::uint64_t>(static_cast<double>(attribution_horizon.count()) * ticks_per_ms),
         std::size_t{1} << 18, std::size_t{1} << 18});
   }
+  if (bursts_.sampled()) {
+    switches_.push_back(core::RecordingSwitch{bursts.start, true});
+    bursts_seen_ = 1;
+  }
+}
+
+void GpuPipeline::follow_schedule(std::uint64_t now, bool final) {
+  std::lock_guard<std::mutex> lock(switch_mu_);
+  const bool want = !final && !disabled_ && bursts_.recording_at(now);
+  if (want == recording_) return;
+  if (!final && !disabled_) {
+    if (Status s = backend_->set_recording(want); !s.ok()) {
+      if (!switch_failed_) {
+        base::print_notice(std::string("gpu_burst: cannot switch GPU recording ") +
+                           (want ? "on" : "off") + ": " + s.message() + " (said once)");
+      }
+      switch_failed_ = true;
+      return;
+    }
+  }
+  // Once the backend is disabled (the session stops) the burst just ends.
+  recording_ = want;
+  if (want) {
+    recording_since_ = now;
+    ++bursts_seen_;
+  } else {
+    recorded_ticks_ += now - recording_since_;
+  }
+  switches_.push_back(core::RecordingSwitch{now, want});
+}
+
+void GpuPipeline::disable() {
+  std::lock_guard<std::mutex> lock(switch_mu_);
+  disabled_ = true;
+  backend_->disable();
+}
+
+void GpuPipeline::take_switches(std::vector<core::RecordingSwitch>* out) {
+  out->insert(out->end(), switches_.begin(), switches_.end());
+  switches_.clear();
 }
 
 void GpuPipeline::add_thread(std::uint32_t pthread_id, std::int64_t os_tid) {
@@ -37,6 +84,8 @@ void GpuPipeline::add_range(std::int64_t os_tid, std::uint64_t begin, std::uint6
 
 void GpuPipeline::collect(std::uint64_t now, bool final, std::vector<GpuActivity>* out) {
   kernel_notes_.collect();
+  // Switched before the records are fetched, so that a burst's last records come with it.
+  if (bursts_.sampled()) follow_schedule(now, final);
   raw_.clear();
   backend_->collect(final, &raw_);
   for (const GpuActivity& a : raw_) {
@@ -69,6 +118,12 @@ void GpuPipeline::fill_stats(GpuStats* out) const {
     out->unattributed = attribution_->unattributed();
   }
   out->untimed = kernel_notes_.untimed() + backend.untimed;
+  if (bursts_.sampled()) {
+    out->sampled = true;
+    out->bursts = bursts_seen_;
+    out->recorded_ns =
+        static_cast<std::int64_t>(static_cast<double>(recorded_ticks_) * ns_per_tick_);
+  }
 }
 
 }  // namespace gpuprobe::gpu

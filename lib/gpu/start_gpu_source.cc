@@ -23,7 +23,9 @@ StartedGpuSource start_gpu_source(const core::Config& config,
       const bool api = (config.gpu_kinds & (core::gpu_kind_bit(GpuActivityKind::kRuntimeApi) |
                                             core::gpu_kind_bit(GpuActivityKind::kDriverApi))) != 0;
       started.source = std::make_unique<GpuPipeline>(
-          std::move(backend), time, api, std::chrono::milliseconds(config.attribution_ms));
+          std::move(backend), time, api, std::chrono::milliseconds(config.attribution_ms),
+          BurstOptions{config.gpu_burst_on_ns, config.gpu_burst_every_ns,
+                       core::read_ticks(calibration.source())});
       started.cupti = true;
       started.status = "cupti";
       return started;

@@ -1,6 +1,7 @@
 #include "metrics/session_metrics.h"
 
 #include <algorithm>
+#include <cstring>
 #include <ctime>
 
 #include "metrics/text_exposition.h"
@@ -16,6 +17,16 @@ bool is_program_range(Category c) {
 }
 
 }  // namespace
+
+void MetricValues::GpuRecording::add(bool on, std::int64_t wall_ns) {
+  sampled = true;
+  if (on) {
+    if (open_since_ns < 0) open_since_ns = wall_ns;
+  } else if (open_since_ns >= 0) {
+    closed_seconds += static_cast<double>(wall_ns - open_since_ns) * 1e-9;
+    open_since_ns = -1;
+  }
+}
 
 Histogram* SessionMetrics::histogram_for(const CallSite* site, bool* selected) {
   *selected = true;
@@ -55,6 +66,11 @@ void SessionMetrics::add(const EventBatch& batch) {
   }
   const TimeBase& time = *batch.time;
   for (const Event& e : batch) {
+    if (e.type == EventType::kCounter && e.site->category == Category::kCuda &&
+        std::strcmp(e.site->name, kGpuRecordingCounter) == 0) {
+      v.gpu_recording.add(e.value != 0, time.wall_ns(e.begin));
+      continue;
+    }
     if (v.framework.add(e, time)) continue;
     if (e.type == EventType::kRange) {
       if (!is_program_range(e.site->category) && e.site->category != Category::kStep) continue;
@@ -120,11 +136,33 @@ std::string MetricValues::exposition(TextFormat format) const {
       out.sample("gpuprobe_gpu_kernels_total", {{"device", id}}, static_cast<double>(d.kernels));
     }
     out.family("gpuprobe_gpu_busy_seconds_total", "counter",
-               "Time some kernel, copy or memset ran, by device; its rate is the busy ratio.");
+               "Time some kernel, copy or memset ran, by device; its rate is the busy ratio "
+               "(over the rate of gpuprobe_gpu_recorded_seconds_total when sampled).");
     for (const auto& [device, d] : devices) {
       const std::string id = std::to_string(device);
       out.sample("gpuprobe_gpu_busy_seconds_total", {{"device", id}}, d.busy_seconds);
     }
+  }
+  if (gpu_recording.sampled || !devices.empty()) {
+    out.family("gpuprobe_gpu_sampled", "gauge",
+               "1 when GPU activity is recorded in bursts (gpu_burst=): the GPU figures are "
+               "then samples of gpuprobe_gpu_recorded_seconds_total; 0 when recorded always.");
+    out.sample("gpuprobe_gpu_sampled", {}, gpu_recording.sampled ? 1 : 0);
+  }
+  if (gpu_recording.sampled) {
+    out.family("gpuprobe_gpu_recorded_seconds_total", "counter",
+               "Time GPU activity was recorded, in bursts (gpu_burst=).");
+    double seconds = gpu_recording.closed_seconds;
+    if (gpu_recording.open_since_ns >= 0) {
+      timespec now{};
+      clock_gettime(CLOCK_REALTIME, &now);
+      const std::int64_t now_ns =
+          static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+      seconds +=
+          static_cast<double>(std::max<std::int64_t>(0, now_ns - gpu_recording.open_since_ns)) *
+          1e-9;
+    }
+    out.sample("gpuprobe_gpu_recorded_seconds_total", {}, seconds);
   }
   framework.write(&out);
   flight.write(&out);

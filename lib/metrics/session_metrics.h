@@ -31,6 +31,14 @@ struct MetricValues {
   std::map<std::string, Histogram> ranges;  // by name, sorted: a stable exposition
   Histogram steps;
   std::map<std::uint32_t, Device> devices;
+  // With gpu_burst=: when GPU activity was recorded, from the kGpuRecordingCounter switches.
+  struct GpuRecording {
+    bool sampled = false;
+    double closed_seconds = 0;        // in bursts that ended
+    std::int64_t open_since_ns = -1;  // the burst going on; -1: none
+    void add(bool on, std::int64_t wall_ns);
+  };
+  GpuRecording gpu_recording;
   FrameworkMetrics framework;    // compiles, GC pauses, the CUDA allocator (gpuprobe.torch)
   FlightFigures flight;          // the flight recorder's dumps and memory, when it runs
   std::uint64_t ring_bytes = 0;  // the thread rings' memory

@@ -185,6 +185,9 @@ class ChromeReader {
           if (gk == "attributed"sv) stats_.gpu.attributed = u;
           if (gk == "unattributed"sv) stats_.gpu.unattributed = u;
           if (gk == "untimed"sv) stats_.gpu.untimed = u;
+          if (gk == "sampled"sv) stats_.gpu.sampled = n != 0;
+          if (gk == "bursts"sv) stats_.gpu.bursts = u;
+          if (gk == "recorded_ns"sv) stats_.gpu.recorded_ns = n;
           return {};
         });
       }

@@ -134,6 +134,9 @@ void apply_stats(const std::vector<Annotation>& annotations, TraceInfo* info, St
     if (a.name == "gpu_attributed") stats->gpu.attributed = u;
     if (a.name == "gpu_unattributed") stats->gpu.unattributed = u;
     if (a.name == "gpu_untimed") stats->gpu.untimed = u;
+    if (a.name == "gpu_sampled") stats->gpu.sampled = u != 0;
+    if (a.name == "gpu_bursts") stats->gpu.bursts = u;
+    if (a.name == "gpu_recorded_ns") stats->gpu.recorded_ns = static_cast<std::int64_t>(u);
   }
 }
 

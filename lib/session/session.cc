@@ -262,6 +262,9 @@ class SessionCore {
     gpu::KernelNoteQueue::get().begin_session(gpu.cupti);
     if (flight) {
       flight->set_stats_source([collector = collector_.get()] { return collector->stats(); });
+      flight->set_window_hook([gpu = gpu_.get()](std::uint64_t to_tick) {
+        if (gpu != nullptr) gpu->record_until(to_tick);
+      });
     }
     session::set_active_flight(std::move(flight));
     collector_->start();

@@ -252,7 +252,10 @@ void ChromeTraceSink::append_gpu_stats(const GpuStats& gpu) {
                              {"starts_before_launch", n(gpu.starts_before_launch)},
                              {"attributed", n(gpu.attributed)},
                              {"unattributed", n(gpu.unattributed)},
-                             {"untimed", n(gpu.untimed)}});
+                             {"untimed", n(gpu.untimed)},
+                             {"sampled", gpu.sampled ? 1 : 0},
+                             {"bursts", n(gpu.bursts)},
+                             {"recorded_ns", gpu.recorded_ns}});
   buf_ += "}";
 }
 

@@ -396,7 +396,10 @@ Status PerfettoSink::close(const Stats& stats, const TimeBase&) {
       {"gpu_starts_before_launch", Annotation::kInt, n(gpu.starts_before_launch), 0, nullptr},
       {"gpu_attributed", Annotation::kInt, n(gpu.attributed), 0, nullptr},
       {"gpu_unattributed", Annotation::kInt, n(gpu.unattributed), 0, nullptr},
-      {"gpu_untimed", Annotation::kInt, n(gpu.untimed), 0, nullptr}};
+      {"gpu_untimed", Annotation::kInt, n(gpu.untimed), 0, nullptr},
+      {"gpu_sampled", Annotation::kInt, gpu.sampled ? 1 : 0, 0, nullptr},
+      {"gpu_bursts", Annotation::kInt, n(gpu.bursts), 0, nullptr},
+      {"gpu_recorded_ns", Annotation::kInt, gpu.recorded_ns, 0, nullptr}};
   track_event(process_seq_, read_clock(CLOCK_REALTIME), event::kInstant, kProcessTrack,
               "gpuprobe stats", false, -1, summary, 0, 0, nullptr);
   return out_.commit();

@@ -385,6 +385,9 @@ py::dict stats_dict(const Stats& s) {
   gpu["attributed"] = s.gpu.attributed;
   gpu["unattributed"] = s.gpu.unattributed;
   gpu["untimed"] = s.gpu.untimed;
+  gpu["sampled"] = s.gpu.sampled;
+  gpu["bursts"] = s.gpu.bursts;
+  gpu["recorded_ns"] = s.gpu.recorded_ns;
   d["gpu"] = gpu;
   return d;
 }

@@ -143,6 +143,28 @@ TEST_CASE("flight=, dump= and trigger= set the flight recorder; the two trigger 
   CHECK(contains(s.message(), "flight=SECONDS"));
 }
 
+TEST_CASE("gpu_burst=ON/EVERY records GPU activity in bursts, and needs cupti=") {
+  Config c;
+  REQUIRE(c.gpu_burst_every_ns == 0);
+  REQUIRE(parse_config("gpu_burst=1s/60s,cupti=all", &c).ok());  // in any order
+  CHECK(c.gpu_burst_on_ns == 1'000'000'000);
+  CHECK(c.gpu_burst_every_ns == 60'000'000'000);
+  REQUIRE(parse_config("cupti=kernel,gpu_burst=250ms/2m", &c).ok());
+  CHECK(c.gpu_burst_on_ns == 250'000'000);
+  CHECK(c.gpu_burst_every_ns == 120'000'000'000);
+  for (const char* bad : {"cupti=all,gpu_burst=1s", "cupti=all,gpu_burst=60s/1s",
+                          "cupti=all,gpu_burst=1s/1s", "cupti=all,gpu_burst=5ms/1s",
+                          "cupti=all,gpu_burst=1s/2d", "cupti=all,gpu_burst=/60s"}) {
+    CAPTURE(bad);
+    Config e;
+    CHECK_FALSE(parse_config(bad, &e).ok());
+  }
+  Config e;
+  const Status s = parse_config("gpu_burst=1s/60s", &e);
+  REQUIRE_FALSE(s.ok());
+  CHECK(contains(s.message(), "cupti="));
+}
+
 TEST_CASE("parse_duration takes a number and a unit, or the bare unit it is given") {
   std::int64_t ns = 0;
   REQUIRE(parse_duration("200ms", 0, &ns));

@@ -178,6 +178,58 @@ TEST_CASE("gpuprobe::dump() asks from any thread; the hourly cap holds; no recor
   CHECK_FALSE(dump("after stop", &path).ok());
 }
 
+TEST_CASE("with GPU bursts a dump says which parts of its window have GPU activity") {
+  // The switches the collector writes with gpu_burst= (there is no GPU here), made by hand.
+  const auto recording = [](bool on) {
+    counter(kGpuRecordingCounter, on ? 1 : 0, Category::kCuda);
+  };
+  const auto sleep_ms = [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+  TempDir dir;
+  Session session("flight=1,dump_after=200ms,dump_format=chrome,dump=" + dir.path.string());
+  REQUIRE(session.ok());
+  recording(true);
+  sleep_ms(100);
+  recording(false);  // the last switch before the window: it starts off
+  sleep_ms(1700);
+  recording(true);
+  sleep_ms(100);
+  recording(false);
+  sleep_ms(200);
+  recording(true);  // still on when the window ends
+  sleep_ms(100);
+  std::string path;
+  REQUIRE(dump("look", &path).ok());
+  sleep_ms(900);
+  REQUIRE(session.stop().ok());
+  const nlohmann::json d = description(path);
+  const nlohmann::json& gpu = d["gpu_recording"];
+  CAPTURE(gpu.dump());
+  REQUIRE(gpu["sampled"] == true);
+  REQUIRE(gpu["recorded"].size() == 2);
+  CHECK(gpu["recorded"][1]["to_ns"] == d["window"]["to_ns"]);
+  const double seconds = gpu["recorded_s"];
+  CHECK(seconds > 0.35);  // 0.1 s, then 0.1 s before the moment and the 0.2 s after it
+  CHECK(seconds < 0.5);
+  // The counter starts with the window, at the value the switch before it left.
+  const auto events = read_dump(path, chrome_file());
+  std::vector<double> values;
+  for (const auto& e : events) {
+    if (e.name == kGpuRecordingCounter) values.push_back(e.value);
+  }
+  CHECK(values == std::vector<double>{0, 1, 0, 1});
+}
+
+TEST_CASE("without GPU bursts a dump says its GPU activity is not sampled") {
+  TempDir dir;
+  Session session("flight=1,dump_after=0.1,dump_format=chrome,dump=" + dir.path.string());
+  REQUIRE(session.ok());
+  std::string path;
+  REQUIRE(dump("look", &path).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  REQUIRE(session.stop().ok());
+  CHECK(description(path)["gpu_recording"] == nlohmann::json{{"sampled", false}});
+}
+
 TEST_CASE("a dump asked for just before stop is written at stop, its time after cut short") {
   TempDir dir;
   Session session("flight=5,dump_after=30s,dump=" + dir.path.string());

@@ -39,6 +39,13 @@ class FakeBackend : public ActivitySource {
     a.correlation = correlation;
     queued.push_back(a);
   }
+  std::vector<bool> switched;  // every set_recording() call
+  bool refuse_switch = false;
+  Status set_recording(bool on) override {
+    if (refuse_switch) return Status::Error("refused");
+    switched.push_back(on);
+    return {};
+  }
   void disable() override { ++disabled; }
   void finalize() override { ++finalized; }
   ActivityStats stats() const override { return figures; }
@@ -130,6 +137,95 @@ TEST_CASE("Without attribution, records pass straight through and ranges are not
   pipeline.fill_stats(&stats);
   REQUIRE(stats.attributed == 0);
   REQUIRE(stats.unattributed == 0);
+}
+
+TEST_CASE("With gpu_burst=, the backend records ON in every EVERY and says when") {
+  auto owned = std::make_unique<FakeBackend>();
+  FakeBackend* backend = owned.get();
+  // 100 ticks on in every 1000, from tick 5000 (1 ns a tick).
+  GpuPipeline pipeline(std::move(owned), TimeBase(0, 0, 1.0), false,
+                       std::chrono::milliseconds(1000), BurstOptions{100, 1000, 5000});
+  std::vector<GpuActivity> out;
+  std::vector<core::RecordingSwitch> switches;
+  pipeline.take_switches(&switches);
+  REQUIRE(switches.size() == 1);  // on from the start
+  REQUIRE(switches[0].tick == 5000);
+  REQUIRE(switches[0].on);
+  pipeline.collect(5050, false, &out);  // inside the first burst: nothing switched
+  REQUIRE(backend->switched.empty());
+  pipeline.collect(5120, false, &out);  // past it
+  pipeline.collect(5900, false, &out);
+  pipeline.collect(6010, false, &out);  // the second burst
+  pipeline.collect(6030, false, &out);
+  pipeline.collect(6200, false, &out);
+  REQUIRE(backend->switched == std::vector<bool>{false, true, false});
+  switches.clear();
+  pipeline.take_switches(&switches);
+  REQUIRE(switches.size() == 3);
+  REQUIRE(switches[0].tick == 5120);
+  REQUIRE_FALSE(switches[0].on);
+  REQUIRE(switches[1].tick == 6010);
+  REQUIRE(switches[1].on);
+  REQUIRE(switches[2].tick == 6200);
+  GpuStats stats;
+  pipeline.fill_stats(&stats);
+  REQUIRE(stats.sampled);
+  REQUIRE(stats.bursts == 2);
+  REQUIRE(stats.recorded_ns == 120 + 190);  // as the collector saw the switches
+
+  // A dump's window keeps it recording past the burst, however long.
+  pipeline.record_until(9500);
+  pipeline.collect(6300, false, &out);
+  pipeline.collect(8500, false, &out);  // not in a burst, but in the window
+  REQUIRE(backend->switched.back());
+  pipeline.collect(9600, false, &out);
+  REQUIRE_FALSE(backend->switched.back());
+
+  // The session's stop: no switch after the backend is disabled, and the burst ends there.
+  pipeline.collect(10010, false, &out);
+  REQUIRE(backend->switched.back());
+  const std::size_t made = backend->switched.size();
+  pipeline.disable();
+  pipeline.collect(10020, false, &out);
+  pipeline.collect(11010, true, &out);
+  REQUIRE(backend->switched.size() == made);
+  switches.clear();
+  pipeline.take_switches(&switches);
+  REQUIRE_FALSE(switches.back().on);
+  REQUIRE(switches.back().tick == 10020);
+}
+
+TEST_CASE("A backend that cannot switch keeps recording, said once") {
+  auto owned = std::make_unique<FakeBackend>();
+  FakeBackend* backend = owned.get();
+  backend->refuse_switch = true;
+  GpuPipeline pipeline(std::move(owned), TimeBase(0, 0, 1.0), false,
+                       std::chrono::milliseconds(1000), BurstOptions{100, 1000, 0});
+  std::vector<GpuActivity> out;
+  pipeline.collect(500, false, &out);
+  pipeline.collect(700, false, &out);
+  std::vector<core::RecordingSwitch> switches;
+  pipeline.take_switches(&switches);
+  REQUIRE(switches.size() == 1);  // the start's; never off
+  REQUIRE(switches[0].on);
+}
+
+TEST_CASE("Without gpu_burst=, nothing is switched and the figures are not samples") {
+  auto owned = std::make_unique<FakeBackend>();
+  FakeBackend* backend = owned.get();
+  GpuPipeline pipeline(std::move(owned), TimeBase(0, 0, 1.0), false,
+                       std::chrono::milliseconds(1000));
+  std::vector<GpuActivity> out;
+  for (std::uint64_t t = 0; t < 10000; t += 700) pipeline.collect(t, false, &out);
+  pipeline.record_until(20000);
+  pipeline.collect(30000, true, &out);
+  std::vector<core::RecordingSwitch> switches;
+  pipeline.take_switches(&switches);
+  REQUIRE(switches.empty());
+  REQUIRE(backend->switched.empty());
+  GpuStats stats;
+  pipeline.fill_stats(&stats);
+  REQUIRE_FALSE(stats.sampled);
 }
 
 TEST_CASE("CUDA-event timing is a GPU source with no devices and no ranges") {

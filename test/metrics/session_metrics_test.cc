@@ -2,6 +2,7 @@
 // steps, GPU kernels and busy time per device, events and drops.
 #include "metrics/session_metrics.h"
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -155,6 +156,42 @@ TEST_CASE("GPU kernels are counted and busy time counts overlapping work once, p
   CHECK(has_line(text, "gpuprobe_gpu_busy_seconds_total{device=\"0\"} 0.00175"));
   CHECK(has_line(text, "gpuprobe_gpu_busy_seconds_total{device=\"1\"} 0.002"));
   CHECK(has_line(text, "gpuprobe_events_dropped_total 4"));
+  CHECK(has_line(text, "gpuprobe_gpu_sampled 0"));  // recorded all the time
+  CHECK(text.find("\ngpuprobe_gpu_recorded_seconds_total ") == std::string::npos);
+}
+
+TEST_CASE("with GPU bursts the metrics say they are sampled and for how long GPU work was seen") {
+  constexpr CallSite kRecording{kGpuRecordingCounter, "", "", 0, 0, Category::kCuda};
+  constexpr CallSite kOther{kGpuRecordingCounter, "", "", 0, 0, Category::kApp};  // not ours
+  const auto counter = [](const CallSite& site, std::uint64_t at, double value) {
+    return Event{EventType::kCounter, 0, &site, at, at, value};
+  };
+  Batch b;
+  // On for 1 s, off, on for 0.5 s, off: 1.5 s recorded.
+  b.events = {counter(kRecording, 0, 1), counter(kRecording, 1'000'000'000, 0),
+              counter(kOther, 1'100'000'000, 1), counter(kRecording, 3'000'000'000, 1),
+              counter(kRecording, 3'500'000'000, 0)};
+  SessionMetrics m;
+  m.add(b.view());
+  const std::string text = m.exposition();
+  CAPTURE(text);
+  CHECK(has_line(text, "gpuprobe_gpu_sampled 1"));
+  CHECK(has_line(text, "gpuprobe_gpu_recorded_seconds_total 1.5"));
+  CHECK(has_line(text, "# TYPE gpuprobe_gpu_recorded_seconds_total counter"));
+
+  // A burst still going on counts up to the moment of the scrape.
+  Batch open;
+  const std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  open.events = {counter(kRecording, static_cast<std::uint64_t>(now_ns - 2'000'000'000), 1)};
+  m.add(open.view());
+  const std::string later = m.exposition();
+  const std::size_t at = later.find("\ngpuprobe_gpu_recorded_seconds_total ");
+  REQUIRE(at != std::string::npos);
+  const double seconds = std::stod(later.substr(at + 37));
+  CHECK(seconds >= 3.5);
+  CHECK(seconds < 4.5);
 }
 
 TEST_CASE("a distributed rank labels every sample") {

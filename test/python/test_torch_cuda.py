@@ -160,3 +160,73 @@ def test_flight_recorder_dump_holds_the_kernels_of_the_slow_request(tmp_path):
     assert any(k["dur"] > 1000 for k in in_request)  # the 8192^3 GEMMs: over a millisecond each
     assert all("grid" in k["args"] for k in kernels)
     assert (dump / "trace.pftrace").stat().st_size > 0
+
+
+def _recorded_spans(events):
+    """The (from, to) microseconds during which the trace's GPU recording counter was 1."""
+    switches = sorted((e["ts"], e["args"]["gpuprobe GPU recording"]) for e in events
+                      if e["ph"] == "C" and e["name"] == "gpuprobe GPU recording")
+    spans, since = [], None
+    for ts, value in switches:
+        if value and since is None:
+            since = ts
+        elif not value and since is not None:
+            spans.append((since, ts))
+            since = None
+    return switches, spans
+
+
+def test_gpu_bursts_record_their_share_and_the_time_after_a_dump(tmp_path):
+    """gpu_burst=200ms/1s for 3 s of requests: kernels only inside the bursts the trace's counter
+    shows, about 30 % of those launched, the stats and the metrics saying they are sampled; a dump
+    asked for between two bursts gets the GPU work of its time after."""
+    import json
+    import pathlib
+    import time
+
+    a = torch.randn(256, 256, device="cuda")
+    (a @ a).sum().item()
+    path, out, prom = tmp_path / "t.json", tmp_path / "dumps", tmp_path / "m.prom"
+    launched = 0
+    asked = None
+    with gpuprobe.Session(f"chrome={path},metrics_file={prom},cupti=kernel+runtime,"
+                          f"gpu_burst=200ms/1s,flight=10,dump={out},dump_after=300ms") as s:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 3.0:
+            with gpuprobe.range("request"):
+                (a @ a).sum().item()
+            launched += 2  # the GEMM and the sum
+            if asked is None and time.monotonic() - t0 > 1.5:  # between the bursts at 1 s and 2 s
+                asked = gpuprobe.dump("between bursts")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not list(out.glob("*/dump.json")):
+            time.sleep(0.1)
+        stats = s.stats()
+    gpu = stats["gpu"]
+    assert gpu["status"] == "cupti" and gpu["sampled"] and gpu["dropped"] == 0, gpu
+    assert gpu["bursts"] >= 4, gpu  # at 0, 1 and 2 s, and the dump's at 1.5 s
+    assert 0.6e9 < gpu["recorded_ns"] < 1.4e9, gpu
+    events = load_events(path)
+    switches, spans = _recorded_spans(events)
+    assert len(spans) >= 4, switches
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    assert kernels
+    # Work launched just before a switch off may finish after it: 50 ms of slack.
+    outside = [k for k in kernels
+               if not any(lo <= k["ts"] <= hi + 50e3 for lo, hi in spans)]
+    assert not outside, (outside[:3], spans)
+    share = len(kernels) / launched
+    assert 0.1 < share < 0.6, (len(kernels), launched)
+    text = prom.read_text()
+    assert "\ngpuprobe_gpu_sampled 1\n" in text
+    recorded = float(text.split("\ngpuprobe_gpu_recorded_seconds_total ")[1].split()[0])
+    assert abs(recorded - gpu["recorded_ns"] / 1e9) < 0.1, (recorded, gpu)
+
+    assert asked is not None
+    info = json.loads((pathlib.Path(asked) / "dump.json").read_text())
+    assert info["gpu_recording"]["sampled"], info["gpu_recording"]
+    chrome = next(f for f in info["files"] if f.startswith("chrome/"))
+    dumped = load_events(pathlib.Path(asked) / chrome)
+    marker = next(e for e in dumped if e["name"] == "gpuprobe dump: between bursts")
+    after = [k for k in dumped if k.get("cat") == "kernel" and k["ts"] > marker["ts"]]
+    assert len(after) >= 10, len(after)  # 300 ms of requests after the moment

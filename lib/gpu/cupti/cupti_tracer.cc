@@ -111,6 +111,13 @@ Status CuptiTracer::start() {
     return fail(s);
   }
   g_pool.store(&pool_, std::memory_order_release);
+  if (Status s = enable_kinds(); !s.ok()) return fail(s);
+  recording_ = true;
+  return {};
+}
+
+Status CuptiTracer::enable_kinds() {
+  const CuptiApi& api = library_.api();
   for (const KindSpec& k : kKinds) {
     if (!(options_.kinds & core::gpu_kind_bit(k.kind))) continue;
     const bool api_kind =
@@ -123,7 +130,7 @@ Status CuptiTracer::start() {
                          " calls as CUPTI activity records: " + s.message());
     }
     const std::string call = std::string("cuptiActivityEnable(") + k.name + ")";
-    if (Status s = check(api.activity_enable(k.cupti), call.c_str()); !s.ok()) return fail(s);
+    if (Status s = check(api.activity_enable(k.cupti), call.c_str()); !s.ok()) return s;
     enabled_.push_back(k.cupti);
     if (api_kind && !options_.all_api) {
       // The calls nobody reads are never recorded: switched off one by one, after the kind
@@ -184,10 +191,27 @@ void CuptiTracer::collect(bool final, std::vector<GpuActivity>* out) {
     dropped_ += dropped;
 }
 
+Status CuptiTracer::set_recording(bool on) {
+  if (finalized_) return Status::Error("CUPTI was released");
+  if (on == recording_) return {};
+  if (!on) {
+    disable();
+    return {};
+  }
+  Status s = enable_kinds();
+  if (!s.ok()) {
+    disable();  // all or nothing
+    return s;
+  }
+  recording_ = true;
+  return {};
+}
+
 void CuptiTracer::disable() {
   if (subscriber_ != nullptr) callbacks_.disable(library_.api(), subscriber_);
   for (CUpti_ActivityKind kind : enabled_) library_.api().activity_disable(kind);
   enabled_.clear();
+  recording_ = false;
 }
 
 void CuptiTracer::finalize() {

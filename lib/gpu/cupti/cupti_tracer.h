@@ -25,6 +25,7 @@ class CuptiTracer : public gpu::ActivitySource {
   void add_api_call(std::int64_t os_tid, std::uint32_t pthread_id, std::uint64_t begin,
                     std::uint64_t end, const CallSite* site, std::uint32_t correlation) override;
   void collect(bool final, std::vector<GpuActivity>* out) override;
+  Status set_recording(bool on) override;
   void disable() override;
   void finalize() override;
   gpu::ActivityStats stats() const override;
@@ -32,6 +33,8 @@ class CuptiTracer : public gpu::ActivitySource {
 
  private:
   Status check(CUptiResult result, const char* call) const;
+  // Enables the activity kinds and API callbacks of the options; on failure some may be on.
+  Status enable_kinds();
   // With the runtime (or driver) kind enabled: switches off, one callback id at a time, the calls
   // api_selection.h does not keep.
   Status narrow_api_kind(bool runtime);
@@ -49,6 +52,7 @@ class CuptiTracer : public gpu::ActivitySource {
   // CUPTI's callbacks from under gpuprobe while it records.
   CUpti_SubscriberHandle subscriber_ = nullptr;
   bool finalized_ = false;
+  bool recording_ = false;  // the kinds and callbacks are on
   std::uint64_t dropped_ = 0;
 };
 
