@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,22 +19,32 @@ namespace gpuprobe {
 
 /// Converts the session's clock ticks into nanoseconds since the Unix epoch.
 ///
-/// The mapping is a line through calibration points taken at session start and refreshed while
-/// the session runs and at its stop, so it is as good as the latest point when a batch is
-/// written. Wall time is anchored once, at start: a later step of the system clock (NTP) does
-/// not move events.
+/// The mapping is continuous and piecewise linear: a line from the session's start, and a new
+/// line from each point where the session re-measured the tick rate, starting where the previous
+/// one had got to. So a tick converts to the same nanosecond in every batch of a session, however
+/// much later it is converted — a range and the ranges inside it stay nested whichever batches
+/// they came in — and the rate is as good as the session's latest measurement. Wall time is
+/// anchored once, at start: a later step of the system clock (NTP) does not move events.
 class TimeBase {
  public:
   TimeBase() = default;
+  /// One line through (`ref_ticks`, `ref_wall_ns`).
   TimeBase(std::uint64_t ref_ticks, std::int64_t ref_wall_ns, double ns_per_tick)
-      : ref_ticks_(ref_ticks), ref_wall_ns_(ref_wall_ns), ns_per_tick_(ns_per_tick) {}
+      : line_{ref_ticks, ref_wall_ns, ns_per_tick} {}
+  /// `earlier` up to `ref_ticks`, and from there a line of slope `ns_per_tick` through
+  /// `earlier.wall_ns(ref_ticks)`. `ref_ticks` must not come before earlier's last line.
+  TimeBase(const TimeBase& earlier, std::uint64_t ref_ticks, double ns_per_tick)
+      : line_{ref_ticks, earlier.wall_ns(ref_ticks), ns_per_tick} {
+    auto lines = std::make_shared<std::vector<Line>>();
+    if (earlier.earlier_) *lines = *earlier.earlier_;
+    lines->push_back(earlier.line_);
+    earlier_ = std::move(lines);
+  }
 
   /// Nanoseconds since the Unix epoch at `ticks`. Doubles carry 53 bits, so the product is exact
   /// to well under a nanosecond for spans of months.
   std::int64_t wall_ns(std::uint64_t ticks) const noexcept {
-    const double delta = static_cast<double>(static_cast<std::int64_t>(ticks - ref_ticks_));
-    return ref_wall_ns_ +
-           static_cast<std::int64_t>(delta * ns_per_tick_ + (delta < 0 ? -0.5 : 0.5));
+    return line_for(ticks).wall_ns(ticks);
   }
 
   /// Nanoseconds between two tick values.
@@ -41,13 +52,44 @@ class TimeBase {
     return wall_ns(to) - wall_ns(from);
   }
 
-  /// Nanoseconds per tick.
-  double ns_per_tick() const noexcept { return ns_per_tick_; }
+  /// Nanoseconds per tick, as last measured.
+  double ns_per_tick() const noexcept { return line_.ns_per_tick; }
+
+  /// The lines the mapping is made of (1 for a plain line).
+  std::size_t lines() const noexcept { return 1 + (earlier_ ? earlier_->size() : 0); }
 
  private:
-  std::uint64_t ref_ticks_ = 0;
-  std::int64_t ref_wall_ns_ = 0;
-  double ns_per_tick_ = 1.0;
+  struct Line {
+    std::uint64_t ref_ticks = 0;
+    std::int64_t ref_wall_ns = 0;
+    double ns_per_tick = 1.0;
+
+    std::int64_t wall_ns(std::uint64_t ticks) const noexcept {
+      const double delta = static_cast<double>(static_cast<std::int64_t>(ticks - ref_ticks));
+      return ref_wall_ns +
+             static_cast<std::int64_t>(delta * ns_per_tick + (delta < 0 ? -0.5 : 0.5));
+    }
+  };
+
+  // The line that covers `ticks`: the latest that starts at or before it (the first one also
+  // covers everything before it). Most ticks are in the latest line.
+  const Line& line_for(std::uint64_t ticks) const noexcept {
+    if (!earlier_ || static_cast<std::int64_t>(ticks - line_.ref_ticks) >= 0) return line_;
+    const std::vector<Line>& lines = *earlier_;
+    std::size_t lo = 0, hi = lines.size();  // the answer is in [lo, hi)
+    while (hi - lo > 1) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      if (static_cast<std::int64_t>(ticks - lines[mid].ref_ticks) >= 0) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    return lines[lo];
+  }
+
+  Line line_;
+  std::shared_ptr<const std::vector<Line>> earlier_;  // the lines before line_, in order
 };
 
 /// What kind of event an Event is.

@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -36,6 +37,11 @@ double initial_ns_per_tick(ClockSource source) noexcept {
 
 // Below this span the measured slope is noisier than the process-wide estimate.
 constexpr std::int64_t kMinSlopeSpanNs = 50'000'000;
+// The rate is re-measured each time the span since the start doubles, and at least this often:
+// CLOCK_MONOTONIC follows NTP's frequency corrections, which a fixed rate would drift from.
+constexpr std::int64_t kMaxRefreshNs = 60'000'000'000;
+// A new line steers towards the measured one by at most this much of the rate.
+constexpr double kMaxSteer = 1e-4;
 
 }  // namespace
 
@@ -86,15 +92,30 @@ Calibration::Calibration(ClockSource source) noexcept : source_(source) {
   const double rate = initial_ns_per_tick(source);
   start_ = take_sample(source);
   time_base_ = TimeBase(start_.ticks, start_.wall_ns, rate);
+  next_span_ns_ = kMinSlopeSpanNs;
 }
 
 void Calibration::refresh() noexcept {
   if (source_ == ClockSource::kMonotonic) return;  // ticks are nanoseconds: the slope is exact
   const ClockSample now = take_sample(source_);
   const std::int64_t span_ns = now.mono_ns - start_.mono_ns;
-  if (span_ns < kMinSlopeSpanNs || now.ticks <= start_.ticks) return;
+  if (span_ns < next_span_ns_ || now.ticks <= start_.ticks) return;
+  next_span_ns_ = std::max(kMinSlopeSpanNs, std::min(span_ns * 2, span_ns + kMaxRefreshNs));
+  // The best line: through the start sample, at the rate measured over the whole span.
   const double rate = static_cast<double>(span_ns) / static_cast<double>(now.ticks - start_.ticks);
-  time_base_ = TimeBase(start_.ticks, start_.wall_ns, rate);
+  // The conversion so far stays as it is (the batches written used it); from now on a new line
+  // starts where it has got to and steers to meet the best line by the next refresh, so that
+  // the error of the earlier rates does not stay in the offset.
+  const double ahead = static_cast<double>(next_span_ns_ - span_ns) / rate;  // ticks
+  const double best_then = rate * (static_cast<double>(now.ticks - start_.ticks) + ahead);
+  const double here = static_cast<double>(time_base_.wall_ns(now.ticks) - start_.wall_ns);
+  const double slope =
+      std::clamp((best_then - here) / ahead, rate * (1 - kMaxSteer), rate * (1 + kMaxSteer));
+  try {
+    time_base_ = TimeBase(time_base_, now.ticks, slope);
+  } catch (...) {
+    // Out of memory for the lines: the current one goes on.
+  }
 }
 
 }  // namespace gpuprobe::core

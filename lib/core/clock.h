@@ -35,14 +35,15 @@ ClockSample take_sample(ClockSource source) noexcept;
 // the TSC measures it over 20 ms.
 double ns_per_tick(ClockSource source) noexcept;
 
-// The line from ticks to wall-clock nanoseconds for one session. Anchored at the start sample;
-// its slope is re-measured against CLOCK_MONOTONIC every time refresh() is called, so the longer
-// the session runs the more exact it gets.
+// The mapping from ticks to wall-clock nanoseconds for one session (TimeBase): anchored at the
+// start sample, its rate re-measured against CLOCK_MONOTONIC over the whole span since — when
+// the span has doubled, and at least every minute — each new rate a line of its own that starts
+// where the previous one ended, so ticks already converted keep their nanoseconds.
 class Calibration {
  public:
   explicit Calibration(ClockSource source) noexcept;
 
-  // Takes a new sample and updates the slope. Called by the collector before each drain.
+  // When due, takes a new sample and adds a line. Called by the collector before each drain.
   void refresh() noexcept;
 
   TimeBase time_base() const noexcept { return time_base_; }
@@ -53,6 +54,7 @@ class Calibration {
   ClockSource source_;
   ClockSample start_{};
   TimeBase time_base_;
+  std::int64_t next_span_ns_ = 0;  // since the start: when the rate is next re-measured
 };
 
 }  // namespace gpuprobe::core

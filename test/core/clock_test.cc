@@ -1,7 +1,9 @@
 #include "core/clock.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <thread>
+#include <vector>
 
 #include "support/catch.hpp"
 
@@ -63,6 +65,57 @@ TEST_CASE("TimeBase handles ticks before its reference") {
   REQUIRE(tb.wall_ns(1000) == 5000);
   REQUIRE(tb.wall_ns(1010) == 5020);
   REQUIRE(tb.wall_ns(990) == 4980);
+}
+
+TEST_CASE("A TimeBase with a new rate converts every earlier tick as before, and is continuous") {
+  const TimeBase first(1000, 5000, 2.0);
+  const TimeBase second(first, 2000, 2.5);  // from tick 2000 on, 2.5 ns a tick
+  const TimeBase third(second, 4000, 1.5);
+  REQUIRE(third.lines() == 3);
+  for (std::uint64_t t : {0ull, 990ull, 1000ull, 1500ull, 1999ull, 2000ull}) {
+    CAPTURE(t);
+    REQUIRE(second.wall_ns(t) == first.wall_ns(t));
+    REQUIRE(third.wall_ns(t) == first.wall_ns(t));
+  }
+  for (std::uint64_t t : {2001ull, 3000ull, 3999ull, 4000ull}) {
+    CAPTURE(t);
+    REQUIRE(third.wall_ns(t) == second.wall_ns(t));
+  }
+  REQUIRE(second.wall_ns(2000) == 7000);
+  REQUIRE(second.wall_ns(2010) == 7025);  // the new rate after its start
+  REQUIRE(third.wall_ns(4000) == 12000);
+  REQUIRE(third.wall_ns(4010) == 12015);
+  REQUIRE(third.ns_per_tick() == 1.5);
+  // Monotone across each joint.
+  for (std::uint64_t t = 1990; t < 4020; ++t) REQUIRE(third.wall_ns(t + 1) >= third.wall_ns(t));
+}
+
+TEST_CASE("Re-measuring the rate never moves a tick already converted") {
+  // The collector converts each batch with the time base of its drain: a range that began in an
+  // early batch and ended in a late one must keep the begin its children were nested in.
+  if (!tsc_is_invariant()) {
+    WARN("skipped: no invariant TSC, the monotonic clock's rate is exact");
+    return;
+  }
+  Calibration calibration(ClockSource::kTsc);
+  std::vector<std::uint64_t> ticks;
+  std::vector<TimeBase> bases;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(450);
+  while (std::chrono::steady_clock::now() < deadline) {
+    ticks.push_back(read_ticks(ClockSource::kTsc));
+    calibration.refresh();
+    bases.push_back(calibration.time_base());
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const TimeBase last = calibration.time_base();
+  REQUIRE(last.lines() >= 3);  // at 50, 100 and 200 ms (and 400)
+  for (std::size_t i = 0; i < ticks.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(last.wall_ns(ticks[i]) == bases[i].wall_ns(ticks[i]));
+  }
+  // And it still measures what CLOCK_MONOTONIC does: the last line against a fresh sample.
+  const ClockSample now = take_sample(ClockSource::kTsc);
+  REQUIRE(std::llabs(last.wall_ns(now.ticks) - now.wall_ns) < 20'000);
 }
 
 }  // namespace
