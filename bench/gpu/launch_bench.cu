@@ -8,6 +8,8 @@
 //                            a preallocated pool or a malloc per buffer; the floor is the
 //                            cheaper of the two, the least a CUPTI consumer can do
 //   gpuprobe kernel[+rt]     Session("cupti=kernel[+runtime]")
+//   between bursts           Session("cupti=kernel+runtime,gpu_burst=10ms/1h") after its first
+//                            burst: CUPTI's kinds and callbacks off, CUPTI still attached
 //   after stop               bare, right after a gpuprobe session stopped (CUPTI finalized),
 //                            against the bare run just before that session
 // plus 1 M launches at full rate with default buffers, counting kernel records.
@@ -18,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -142,6 +145,11 @@ int main() {
   variants.push_back(raw("raw CUPTI kernel+rt (malloc)", {true, false, 0, true}));
   variants.push_back(probe("gpuprobe kernel", "cupti=kernel"));
   variants.push_back(probe("gpuprobe kernel+runtime", "cupti=kernel+runtime"));
+  // Between two bursts (gpu_burst=): the first burst is over before the warm-up is.
+  if (std::getenv("GPUPROBE_LAUNCH_BENCH_NO_BURST") == nullptr) {
+    variants.push_back(
+        probe("gpuprobe k+rt between bursts", "cupti=kernel+runtime,gpu_burst=10ms/1h"));
+  }
   // Where a difference would come from: the floor with gpuprobe's clock, or its periodic flush.
   variants.push_back(raw("raw kernel + tsc clock", {false, true, 0, false}));
   variants.push_back(raw("raw kernel + 20 ms flush", {false, false, 20, false}));

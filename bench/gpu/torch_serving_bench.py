@@ -128,12 +128,12 @@ def drops(requests):
 
 
 def collector_cpu_s():
-    """CPU seconds of this process's gpuprobe collector thread (named gpuprobe-collect), or 0."""
+    """CPU seconds of this process's gpuprobe collector thread (named gpuprobe), or 0."""
     total = 0.0
     for tid in os.listdir("/proc/self/task"):
         try:
             with open(f"/proc/self/task/{tid}/comm") as f:
-                if f.read().strip() != "gpuprobe-collect":
+                if f.read().strip() != "gpuprobe":
                     continue
             with open(f"/proc/self/task/{tid}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
@@ -154,11 +154,17 @@ def bursts(on_s, every_s, seconds, rounds):
     per_second = max(1, int(1.0 / statistics.median(serve(50, raw=True)[0])))
     n = int(seconds * per_second)
     tmp = tempfile.mkdtemp()
-    none, inside, between, collector = [], [], [], []
+    none, ranges, inside, between, collector = [], [], [], [], []
     for rnd in range(rounds):
-        for recorded in ((False, True) if rnd % 2 == 0 else (True, False)):
-            if not recorded:
+        arms = ("none", "ranges", "bursts")
+        for arm in (arms if rnd % 2 == 0 else arms[::-1]):
+            if arm == "none":
                 none.extend(serve(n, raw=True)[0])
+                continue
+            if arm == "ranges":  # the flight recorder without GPU activity: the floor between
+                s = gpuprobe.Session(f"ring=65536,flight=30,dump={tmp}/dumps")
+                ranges.extend(serve(n, raw=True)[0])
+                s.stop()
                 continue
             s = gpuprobe.Session(f"cupti=all,flight=30,dump={tmp}/dumps,"
                                  f"gpu_burst={on_s}s/{every_s}s")
@@ -177,6 +183,9 @@ def bursts(on_s, every_s, seconds, rounds):
         "between_added_ms": (statistics.mean(between) - base) * 1e3,
         "mean_added_ms": (statistics.mean(inside + between) - base) * 1e3,
         "share_inside": len(inside) / len(inside + between),
+        "ranges_only_added_ms": (statistics.mean(ranges) - base) * 1e3,
+        "inside_median_added_ms": (statistics.median(inside) - statistics.median(none)) * 1e3,
+        "between_median_added_ms": (statistics.median(between) - statistics.median(none)) * 1e3,
         "p99_none_ms": statistics.quantiles(none, n=100)[98] * 1e3,
         "p99_between_ms": statistics.quantiles(between, n=100)[98] * 1e3,
         "collector_us_per_request": statistics.median(collector) * 1e6,
@@ -186,7 +195,9 @@ def bursts(on_s, every_s, seconds, rounds):
           f"way, {n} requests a session; no recorder {base * 1e3:.3f} ms (mean)")
     print(f"  added inside bursts {out['inside_added_ms']:.3f} ms, between bursts "
           f"{out['between_added_ms']:.3f} ms, on average {out['mean_added_ms']:.3f} ms "
-          f"({out['share_inside']:.0%} of requests inside); p99 without {out['p99_none_ms']:.3f} "
+          f"({out['share_inside']:.0%} of requests inside); medians: inside "
+          f"{out['inside_median_added_ms']:.3f} ms, between {out['between_median_added_ms']:.3f} "
+          f"ms; flight=30 without GPU activity {out['ranges_only_added_ms']:.3f} ms; p99 without {out['p99_none_ms']:.3f} "
           f"ms, between bursts {out['p99_between_ms']:.3f} ms; collector "
           f"{out['collector_us_per_request']:.1f} us/request; last session {out['last_gpu']}")
     print(json.dumps(out))

@@ -72,7 +72,7 @@ void Collector::start() {
   pthread_sigmask(SIG_SETMASK, &all, &old);
   thread_ = std::thread([this] {
     // Named, so that top -H, perf and /proc/PID/task show what gpuprobe's own cost is.
-    pthread_setname_np(pthread_self(), "gpuprobe-collect");
+    pthread_setname_np(pthread_self(), "gpuprobe");  // at most 15 characters
     run();
   });
   pthread_sigmask(SIG_SETMASK, &old, nullptr);

@@ -2,7 +2,7 @@
 # Builds gpuprobe on the GPU machine, runs every test (the GPU ones included) and the benchmarks,
 # runs a two-rank data-parallel job (NCCL where there are two GPUs), and prints a short table last. Debian packages the machine lacks travel as .deb files in .deps/
 # (git-ignored; `apt-get download` them there) and are unpacked into a private prefix.
-#   test/gpu/run.sh [all|python|serving [BENCH ARGS]]   (writes logs under $OUT when set; python:
+#   test/gpu/run.sh [all|python|bursts|serving [BENCH ARGS]]   (writes logs under $OUT when set; python:
 #   that part only; serving: the PyTorch serving workload under each recorder,
 #   bench/gpu/torch_serving_bench.py, with its arguments)
 set -uo pipefail
@@ -44,6 +44,15 @@ configure() {
     -DCMAKE_CUDA_ARCHITECTURES=90 2>&1 | grep -E "gpuprobe|Catch2|CUDA compiler identification|Error" | tee "$out/configure.log"
 }
 
+# bursts: the gpu_burst= test and the launch benchmark (its cases include one between bursts).
+if [ "$part" = bursts ]; then
+  configure
+  cmake --build build-gpu --target cupti_burst_test launch_bench 2>&1 | tail -1
+  build-gpu/test/gpu/cupti_burst_test 2>&1 | tee "$out/cupti_burst_test.log" | tail -4
+  timeout "${LAUNCH_TIMEOUT:-200}" build-gpu/bench/gpu/launch_bench 2>&1 | tee "$out/launch_bench.txt" | tail -16
+  exit 0
+fi
+
 if [ "$part" = all ]; then
   echo "== build"
   configure
@@ -55,6 +64,7 @@ if [ "$part" = all ]; then
   GPUPROBE_GPU_TEST_TRACE="$out/gpu_test_trace.json" build-gpu/test/gpu/cupti_gpu_test 2>&1 | tee "$out/cupti_gpu_test.log" | tail -15
 
   build-gpu/test/gpu/cupti_threads_test 2>&1 | tee "$out/cupti_threads_test.log" | tail -4
+  build-gpu/test/gpu/cupti_burst_test 2>&1 | tee "$out/cupti_burst_test.log" | tail -3
   echo "== the same two with the calls as CUPTI API activity records (cupti_api=activity)"
   GPUPROBE_GPU_TEST_CONFIG=",cupti_api=activity" build-gpu/test/gpu/cupti_gpu_test 2>&1 |
     tee "$out/cupti_gpu_test_activity.log" | tail -3
@@ -147,6 +157,7 @@ printf '%-28s %s\n' "cupti_gpu_test" "$(tail -1 "$out/cupti_gpu_test.log")"
 printf '%-28s %s\n' "gpu stats" "$(grep 'gpu status' "$out/cupti_gpu_test.log")"
 printf '%-28s %s\n' "16 threads, defaults" "$(grep 'threads test' "$out/cupti_threads_test.log") / $(tail -1 "$out/cupti_threads_test.log")"
 printf '%-28s %s\n' "cupti_api=activity" "$(tail -1 "$out/cupti_gpu_test_activity.log") / threads: $(tail -1 "$out/cupti_threads_test_activity.log")"
+printf '%-28s %s\n' "gpu_burst=40ms/150ms" "$(grep '^bursts:' "$out/cupti_burst_test.log") / $(tail -1 "$out/cupti_burst_test.log")"
 printf '%-28s %s\n' "coexistence test" "$(grep -E 'cupti_coexistence_test' "$out/ctest.log" | tail -1)"
 printf '%-28s %s\n' "demo" "$(grep '^GPU:' "$out/demo.txt")"
 printf '%-28s %s\n' "launch cost ratios" "$(grep 'raw CUPTI added' "$out/launch_bench.txt" 2>/dev/null)"

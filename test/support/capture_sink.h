@@ -69,6 +69,11 @@ class CaptureSink : public Sink {
     }
     return out;
   }
+  // The time base of the latest batch (or of close).
+  TimeBase time() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return time_;
+  }
   Stats final_stats() const {
     std::lock_guard<std::mutex> lock(mu_);
     return final_stats_;

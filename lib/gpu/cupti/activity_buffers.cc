@@ -57,6 +57,23 @@ void ActivityBufferPool::complete(std::uint8_t* buffer, std::size_t valid) noexc
   completed_.push_back(Completed{buffer, valid});
 }
 
+std::size_t ActivityBufferPool::abandon_held() noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::size_t held = 0;
+  for (std::unique_ptr<std::uint8_t[]>& buffer : storage_) {
+    std::uint8_t* p = buffer.get();
+    if (p == nullptr) continue;  // abandoned before
+    const bool returned = std::find(free_.begin(), free_.end(), p) != free_.end() ||
+                          std::any_of(completed_.begin(), completed_.end(),
+                                      [p](const Completed& c) { return c.buffer == p; });
+    if (!returned) {
+      static_cast<void>(buffer.release());  // left to CUPTI
+      ++held;
+    }
+  }
+  return held;
+}
+
 std::size_t ActivityBufferPool::allocated() const {
   std::lock_guard<std::mutex> lock(mu_);
   return storage_.size();

@@ -41,6 +41,11 @@ class ActivityBufferPool {
     taken_.clear();
   }
 
+  // After CUPTI is released: the buffers it took and never handed back are left allocated when
+  // the pool goes — CUPTI may still write into one, or give it to the next subscriber, and a
+  // freed buffer would then corrupt the heap. Returns how many.
+  std::size_t abandon_held() noexcept;
+
   std::size_t buffer_bytes() const noexcept { return bytes_; }
   // The most buffers the pool may hold (max_bytes / bytes, at least `initial`).
   std::size_t capacity() const noexcept { return capacity_; }

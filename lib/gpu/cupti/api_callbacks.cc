@@ -62,8 +62,11 @@ void CUPTIAPI ApiCallbacks::on_call(void*, CUpti_CallbackDomain domain, CUpti_Ca
   }
   const CallSite* site = slot->load(std::memory_order_relaxed);
   if (site == nullptr) return;
-  detail::emit(gate, detail::RecordKind::kGpuCall, site, *call->correlationData,
-               detail::now_ticks(gate), call->correlationId);
+  // A call whose entry came before its callback was switched on (gpu_burst=) has no start.
+  const std::uint64_t begin = *call->correlationData;
+  const std::uint64_t end = detail::now_ticks(gate);
+  if (begin == 0 || begin > end) return;
+  detail::emit(gate, detail::RecordKind::kGpuCall, site, begin, end, call->correlationId);
 }
 
 Status ApiCallbacks::enable(const CuptiApi& api, CUpti_SubscriberHandle subscriber, bool runtime,

@@ -35,6 +35,10 @@ struct CuptiApi {
 
 class CuptiLibrary {
  public:
+  CuptiLibrary() = default;
+  // For tests: a library made of the given functions, with no device.
+  explicit CuptiLibrary(const CuptiApi& api) : api_(api) {}
+
   // Opens the libraries once per process and checks that a CUDA device is there. On failure the
   // status says why, for a "CUPTI unavailable: <why>" line; later calls return the same.
   static Status get(const CuptiLibrary** out);

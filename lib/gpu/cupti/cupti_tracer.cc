@@ -112,7 +112,7 @@ Status CuptiTracer::start() {
   }
   g_pool.store(&pool_, std::memory_order_release);
   if (Status s = enable_kinds(); !s.ok()) return fail(s);
-  recording_ = true;
+  attached_ = true;
   return {};
 }
 
@@ -182,7 +182,9 @@ void CuptiTracer::add_api_call(std::int64_t os_tid, std::uint32_t pthread_id, st
 void CuptiTracer::collect(bool final, std::vector<GpuActivity>* out) {
   out->insert(out->end(), calls_.begin(), calls_.end());
   calls_.clear();
-  if (finalized_) return;
+  out->insert(out->end(), parked_.begin(), parked_.end());
+  parked_.clear();
+  if (finalized_ || !attached_) return;
   const CuptiApi& api = library_.api();
   api.activity_flush_all(final ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
   pool_.consume([&](std::uint8_t* buffer, std::size_t valid) { parse(buffer, valid, out); });
@@ -193,38 +195,52 @@ void CuptiTracer::collect(bool final, std::vector<GpuActivity>* out) {
 
 Status CuptiTracer::set_recording(bool on) {
   if (finalized_) return Status::Error("CUPTI was released");
-  if (on == recording_) return {};
+  if (on == attached_) return {};
+  // Off is CUPTI let go of as at a session's end, and on is it taken again as at a start: only
+  // the two sequences every session goes through, never CUPTI's kinds switched off and on under
+  // one subscription (which corrupted the heap of a program that used CUPTI after gpuprobe, on
+  // the H200). Between bursts the program pays nothing of CUPTI; another profiler may take it
+  // then, and the next burst says so and recording stops.
   if (!on) {
-    disable();
+    detach(&parked_);
     return {};
   }
-  Status s = enable_kinds();
-  if (!s.ok()) {
-    disable();  // all or nothing
-    return s;
-  }
-  recording_ = true;
-  return {};
+  return start();
 }
 
 void CuptiTracer::disable() {
   if (subscriber_ != nullptr) callbacks_.disable(library_.api(), subscriber_);
   for (CUpti_ActivityKind kind : enabled_) library_.api().activity_disable(kind);
   enabled_.clear();
-  recording_ = false;
+}
+
+void CuptiTracer::detach(std::vector<GpuActivity>* keep) {
+  const CuptiApi& api = library_.api();
+  disable();
+  // Whatever CUPTI still holds comes back now, while the pool is alive.
+  api.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  pool_.consume([&](std::uint8_t* buffer, std::size_t valid) {
+    if (keep != nullptr) parse(buffer, valid, keep);
+  });
+  size_t dropped = 0;
+  if (api.activity_get_num_dropped_records(nullptr, 0, &dropped) == CUPTI_SUCCESS)
+    dropped_ += dropped;
+  if (subscriber_ != nullptr) api.unsubscribe(subscriber_);
+  subscriber_ = nullptr;
+  api.finalize();
+  g_pool.store(nullptr, std::memory_order_release);
+  attached_ = false;
+  if (const std::size_t held = pool_.abandon_held(); held > 0) {
+    base::print_notice("CUPTI kept " + std::to_string(held) + " activity buffer(s) of " +
+                       std::to_string(pool_.buffer_bytes() >> 10) +
+                       " KiB after it was released: left allocated, not freed");
+  }
 }
 
 void CuptiTracer::finalize() {
   if (finalized_) return;
   finalized_ = true;
-  const CuptiApi& api = library_.api();
-  // Whatever CUPTI still holds comes back now, while the pool is alive, and is discarded.
-  api.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  pool_.consume([](std::uint8_t*, std::size_t) {});
-  if (subscriber_ != nullptr) api.unsubscribe(subscriber_);
-  subscriber_ = nullptr;
-  api.finalize();
-  g_pool.store(nullptr, std::memory_order_release);
+  if (attached_) detach(nullptr);  // the records still held are discarded
 }
 
 gpu::ActivityStats CuptiTracer::stats() const {

@@ -33,6 +33,9 @@ class CuptiTracer : public gpu::ActivitySource {
 
  private:
   Status check(CUptiResult result, const char* call) const;
+  // Lets go of CUPTI as a session's end does: disabled, flushed (the records into `keep`, or
+  // discarded), unsubscribed, finalized. start() takes it again.
+  void detach(std::vector<GpuActivity>* keep);
   // Enables the activity kinds and API callbacks of the options; on failure some may be on.
   Status enable_kinds();
   // With the runtime (or driver) kind enabled: switches off, one callback id at a time, the calls
@@ -52,7 +55,8 @@ class CuptiTracer : public gpu::ActivitySource {
   // CUPTI's callbacks from under gpuprobe while it records.
   CUpti_SubscriberHandle subscriber_ = nullptr;
   bool finalized_ = false;
-  bool recording_ = false;  // the kinds and callbacks are on
+  bool attached_ = false;            // subscribed, the kinds and callbacks on (start())
+  std::vector<GpuActivity> parked_;  // what CUPTI handed back at a detach, out with collect()
   std::uint64_t dropped_ = 0;
 };
 
