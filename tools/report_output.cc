@@ -76,8 +76,13 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
 
   if (!r.gpu.streams.empty()) {
     std::fprintf(o, "\nGPU utilisation\n");
+    if (r.gpu.sampled) {
+      std::fprintf(o, "  GPU activity sampled (gpu_burst=): %.3f s recorded in bursts\n",
+                   static_cast<double>(r.gpu.recorded_ns) / 1e9);
+    }
     for (const auto& [device, busy] : r.gpu.device_busy_percent)
-      std::fprintf(o, "  GPU %u: busy %.1f%% of the trace\n", device, busy);
+      std::fprintf(o, "  GPU %u: busy %.1f%% of the %s\n", device, busy,
+                   r.gpu.sampled ? "time recorded" : "trace");
     std::fprintf(o, "  %-16s %8s %7s %10s %8s %14s %14s %14s\n", "stream", "kernels", "copies",
                  "busy ms", "busy %", "host wait ms", "kernel wait ms", "other idle ms");
     for (const analysis::StreamStats& s : r.gpu.streams) {

@@ -1,6 +1,8 @@
 #include "analysis/gpu_idle.h"
 
 #include <algorithm>
+#include <cstring>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "analysis/log_histogram.h"
@@ -9,6 +11,11 @@
 namespace gpuprobe::analysis {
 
 void GpuIdle::add(const ReportEvent& r) {
+  if (r.event->type == EventType::kCounter &&
+      std::strcmp(r.event->site->name, kGpuRecordingCounter) == 0) {
+    switches_.emplace_back(r.begin_ns, r.event->value != 0);
+    return;
+  }
   if (r.event->type != EventType::kGpu) return;
   const GpuActivity& a = *r.event->gpu;
   switch (a.kind) {
@@ -29,8 +36,32 @@ void GpuIdle::add(const ReportEvent& r) {
   }
 }
 
+bool GpuIdle::recorded(std::int64_t from, std::int64_t to) const {
+  if (switches_.empty()) return true;
+  const auto after =
+      std::upper_bound(recorded_.begin(), recorded_.end(), from,
+                       [](std::int64_t t, const Interval& i) { return t < i.begin; });
+  return after != recorded_.begin() && std::prev(after)->end >= to;
+}
+
 void GpuIdle::finish(const TraceContext& trace) {
   GpuIdleResult& r = result_;
+  if (!switches_.empty()) {
+    // On from each switch on to the next switch off; the trace's start counts as on when its
+    // first switch is off (a dump's window can begin inside a burst).
+    std::stable_sort(switches_.begin(), switches_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    bool on = !switches_.front().second;
+    std::int64_t since = trace.start_ns;
+    for (const auto& [at, now_on] : switches_) {
+      if (on && !now_on) recorded_.push_back({since, at});
+      if (!on && now_on) since = at;
+      on = now_on;
+    }
+    if (on && trace.end_ns > since) recorded_.push_back({since, trace.end_ns});
+    r.sampled = true;
+    for (const Interval& i : recorded_) r.recorded_ns += i.end - i.begin;
+  }
   LogHistogram launch_delay;
   std::map<std::uint32_t, std::vector<Interval>> device_work;
   for (auto& [key, spans] : streams_) {
@@ -57,7 +88,7 @@ void GpuIdle::finish(const TraceContext& trace) {
       } else {
         ++s.copies;
       }
-      if (i > 0 && k.start > reach) {
+      if (i > 0 && k.start > reach && recorded(reach, k.start)) {
         const std::int64_t gap = k.start - reach;
         if (launch != launches_.end() && launch->second.first > reach) {
           s.host_wait_ns += gap;  // the host had not yet asked for this kernel
@@ -78,11 +109,13 @@ void GpuIdle::finish(const TraceContext& trace) {
   r.launch_delay_p99_us = launch_delay.quantile_ns(0.99) * 1e-3;
   r.launch_delay_max_us = launch_delay.quantile_ns(1.0) * 1e-3;
   const double span = trace.span_ns();
+  const double denominator =
+      r.sampled && r.recorded_ns > 0 ? static_cast<double>(r.recorded_ns) : span;
   for (auto& [device, work] : device_work) {
     merge(work);
     std::int64_t busy = 0;
     for (const Interval& i : work) busy += i.end - i.begin;
-    r.device_busy_percent[device] = 100.0 * static_cast<double>(busy) / span;
+    r.device_busy_percent[device] = 100.0 * static_cast<double>(busy) / denominator;
   }
 
   // GPU busy over time: 100 slices of the trace, each the share covered by some GPU work.
@@ -122,6 +155,8 @@ void GpuIdle::write_json(const TraceContext&, nlohmann::json* report) const {
   for (const auto& [d, busy] : r.device_busy_percent) devices[std::to_string(d)] = busy;
   json& gpu = (*report)["gpu"];
   gpu["busy_percent"] = devices;
+  gpu["sampled"] = r.sampled;  // busy_percent then of recorded_s, not of the trace
+  if (r.sampled) gpu["recorded_s"] = static_cast<double>(r.recorded_ns) / 1e9;
   gpu["busy_timeline_percent"] = r.busy_timeline;
   gpu["streams"] = streams;
   gpu["tiny_kernels"] = {{"count", r.tiny_kernels}, {"ms", ms(r.tiny_kernel_ns)}};

@@ -30,6 +30,10 @@ struct GpuIdleResult {
   std::uint64_t launches = 0;  // kernels whose launch call is in the trace
   double launch_delay_p50_us = 0, launch_delay_p99_us = 0, launch_delay_max_us = 0;
   std::vector<double> busy_timeline;  // share of each of 100 equal slices with GPU work, %
+  // GPU activity recorded in bursts (gpu_burst=; the kGpuRecordingCounter in the trace): the busy
+  // percentages are then of the recorded time, and gaps outside it are no one's idle time.
+  bool sampled = false;
+  std::int64_t recorded_ns = 0;
   double busiest_percent() const {
     double b = 0;
     for (const auto& [device, busy] : device_busy_percent) b = b > busy ? b : busy;
@@ -53,6 +57,9 @@ class GpuIdle : public Analysis {
   const std::vector<Interval>& gpu_work() const { return gpu_work_; }
 
  private:
+  // With bursts: whether [from, to] lies within one recorded interval.
+  bool recorded(std::int64_t from, std::int64_t to) const;
+
   // GPU work on a stream: kernels, and copies and sets, which occupy the stream as HTA counts.
   struct Span {
     std::int64_t start, end;
@@ -62,6 +69,8 @@ class GpuIdle : public Analysis {
   const Options options_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Span>> streams_;
   std::vector<Interval> gpu_work_;
+  std::vector<std::pair<std::int64_t, bool>> switches_;  // GPU recording on/off, with bursts
+  std::vector<Interval> recorded_;                       // from switches_, in finish()
   // correlation -> (start, end). Not absl::flat_hash_map: correlation ids come nearly in order,
   // and std's identity hash keeps neighbours in neighbouring buckets where Abseil's mixing hash
   // scatters them over a million launches (the 10 M-event report spent 13 % of its time here

@@ -81,5 +81,49 @@ TEST_CASE("copies and sets occupy a stream; a trace with no GPU work has no stre
   CHECK(r.device_busy_percent.at(0) == Approx(100.0 * 20 / 30));
 }
 
+TEST_CASE("with GPU bursts, busy is of the recorded time and gaps between bursts are not idle") {
+  // Recorded [0, 10) ms and [50, 60) ms (the trace's GPU recording counter); a 5 ms kernel in
+  // each burst, launched long before (queued). The 45 ms between them is no one's idle time.
+  static constexpr CallSite kRecording{kGpuRecordingCounter, "", "", 0, 0, Category::kCuda};
+  Trace t;
+  const auto recording = [&](std::int64_t at, bool on) {
+    t.events.push_back(Event{EventType::kCounter, 0, &kRecording, static_cast<std::uint64_t>(at),
+                             static_cast<std::uint64_t>(at), on ? 1.0 : 0.0});
+  };
+  recording(0, true);
+  recording(10 * kMs, false);
+  recording(50 * kMs, true);
+  recording(60 * kMs, false);
+  for (std::int64_t start : {2 * kMs, 52 * kMs}) {
+    GpuActivity& k = t.activity(GpuActivityKind::kKernel, "k", start, start + 5 * kMs);
+    k.stream = 7;
+  }
+  const analysis::GpuIdleResult& r = t.run().gpu;
+  CHECK(r.sampled);
+  CHECK(r.recorded_ns == 20 * kMs);
+  CHECK(r.device_busy_percent.at(0) == Approx(50.0));  // 10 of 20 ms recorded, not 10 of 60
+  REQUIRE(r.streams.size() == 1);
+  CHECK(r.streams[0].other_idle_ns == 0);
+  CHECK(r.streams[0].host_wait_ns == 0);
+
+  // A window that starts inside a burst: its first switch is an off.
+  Trace u;
+  u.events.push_back(Event{EventType::kCounter, 0, &kRecording, 4 * kMs, 4 * kMs, 0.0});
+  u.activity(GpuActivityKind::kKernel, "k", 0, 2 * kMs);
+  u.activity(GpuActivityKind::kKernel, "k", 3 * kMs, 4 * kMs);
+  const analysis::GpuIdleResult& v = u.run().gpu;
+  CHECK(v.recorded_ns == 4 * kMs);
+  CHECK(v.device_busy_percent.at(0) == Approx(75.0));
+  CHECK(v.streams[0].other_idle_ns == kMs);  // inside the burst: a real gap
+}
+
+TEST_CASE("without the recording counter the GPU is not sampled") {
+  Trace t;
+  t.activity(GpuActivityKind::kKernel, "k", 0, kMs);
+  const analysis::GpuIdleResult& r = t.run().gpu;
+  CHECK_FALSE(r.sampled);
+  CHECK(r.recorded_ns == 0);
+}
+
 }  // namespace
 }  // namespace gpuprobe::test
