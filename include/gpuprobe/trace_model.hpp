@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -119,6 +120,14 @@ struct Event {
     return e;
   }
 };
+
+/// Whether `e` is a switch of GPU recording in a trace with GPU bursts: the counter
+/// kGpuRecordingCounter (category "cuda"), 1 from where recording switched on, 0 from off.
+inline bool is_gpu_recording_switch(const Event& e) noexcept {
+  return e.type == EventType::kCounter && e.site != nullptr &&
+         e.site->category == Category::kCuda &&
+         std::strcmp(e.site->name, kGpuRecordingCounter) == 0;
+}
 
 /// A thread that recorded in this session.
 struct ThreadInfo {

@@ -1,7 +1,6 @@
 #include "analysis/gpu_idle.h"
 
 #include <algorithm>
-#include <cstring>
 #include <iterator>
 #include <nlohmann/json.hpp>
 
@@ -11,8 +10,7 @@
 namespace gpuprobe::analysis {
 
 void GpuIdle::add(const ReportEvent& r) {
-  if (r.event->type == EventType::kCounter &&
-      std::strcmp(r.event->site->name, kGpuRecordingCounter) == 0) {
+  if (is_gpu_recording_switch(*r.event)) {
     switches_.emplace_back(r.begin_ns, r.event->value != 0);
     return;
   }

@@ -200,9 +200,8 @@ void Collector::collect_gpu(bool final) {
   switches_.clear();
   options_.gpu->take_switches(&switches_);
   for (const RecordingSwitch& s : switches_) {
-    static constexpr CallSite kRecording{kGpuRecordingCounter, "", "", 0, 0, Category::kCuda};
-    batch_.push_back(
-        Event{EventType::kCounter, gpuprobe_row(), &kRecording, s.tick, s.tick, s.on ? 1.0 : 0.0});
+    batch_.push_back(Event{EventType::kCounter, gpuprobe_row(), &kGpuRecordingSite, s.tick, s.tick,
+                           s.on ? 1.0 : 0.0});
     if (batch_.size() == kBatchCapacity) deliver();
   }
   std::lock_guard<std::mutex> lock(stats_mu_);

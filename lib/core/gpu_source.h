@@ -24,6 +24,8 @@ struct RecordingSwitch {
   std::uint64_t tick;
   bool on;
 };
+// The site of the counter that writes them (kGpuRecordingCounter), for the collector and dumps.
+inline constexpr CallSite kGpuRecordingSite{kGpuRecordingCounter, "", "", 0, 0, Category::kCuda};
 
 class GpuSource {
  public:

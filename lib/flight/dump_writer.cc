@@ -243,9 +243,8 @@ Status write_dump(const DumpJob& job, const StoreSnapshot& snapshot, const DumpC
   };
   // The GPU recording counter's value where the window starts, which the switch before the
   // window set: without it the dump's counter would begin only at the window's first switch.
-  static constexpr CallSite kRecording{kGpuRecordingCounter, "", "", 0, 0, Category::kCuda};
   if (!c.gpu_switches.empty() && c.gpu_switches.front().tick < job.from_tick) {
-    write_all({Event{EventType::kCounter, c.gpu_switch_row, &kRecording, job.from_tick,
+    write_all({Event{EventType::kCounter, c.gpu_switch_row, &core::kGpuRecordingSite, job.from_tick,
                      job.from_tick, c.gpu_switches.front().on ? 1.0 : 0.0}});
   }
   decode(snapshot, job.from_tick, job.to_tick, write_all);

@@ -104,8 +104,7 @@ Status FlightRecorder::write(const EventBatch& batch) {
     if (batch.time != nullptr) time_ = *batch.time;
     for (const Event& e : batch) {
       store_.append(e);
-      if (e.type == EventType::kCounter && e.site->category == Category::kCuda &&
-          std::strcmp(e.site->name, kGpuRecordingCounter) == 0) {
+      if (is_gpu_recording_switch(e)) {
         gpu_switches_.push_back(core::RecordingSwitch{e.begin, e.value != 0});
         gpu_switch_row_ = e.thread;
       }

@@ -1,7 +1,6 @@
 #include "metrics/session_metrics.h"
 
 #include <algorithm>
-#include <cstring>
 #include <ctime>
 
 #include "metrics/text_exposition.h"
@@ -66,8 +65,7 @@ void SessionMetrics::add(const EventBatch& batch) {
   }
   const TimeBase& time = *batch.time;
   for (const Event& e : batch) {
-    if (e.type == EventType::kCounter && e.site->category == Category::kCuda &&
-        std::strcmp(e.site->name, kGpuRecordingCounter) == 0) {
+    if (is_gpu_recording_switch(e)) {
       v.gpu_recording.add(e.value != 0, time.wall_ns(e.begin));
       continue;
     }
