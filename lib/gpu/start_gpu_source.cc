@@ -1,6 +1,5 @@
 #include "gpu/start_gpu_source.h"
 
-#include "base/notice.h"
 #include "gpu/activity_source.h"
 #include "gpu/cuda_event_timing.h"
 #include "gpu/gpu_pipeline.h"
@@ -29,11 +28,6 @@ StartedGpuSource start_gpu_source(const core::Config& config,
                        core::read_ticks(calibration.source())});
       started.cupti = true;
       started.status = "cupti";
-      if (config.gpu_burst_every_ns != 0) {
-        base::print_notice(
-            "gpu_burst=: GPU activity in bursts is experimental; this form has not yet run on a "
-            "GPU (README, GPU activity in bursts)");
-      }
       return started;
     }
     started.status = "CUPTI unavailable: " + why;

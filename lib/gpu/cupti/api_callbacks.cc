@@ -6,6 +6,7 @@
 
 #include "core/name_table.h"
 #include "gpu/cupti/api_selection.h"
+#include "gpu/cupti/release_at_api_exit.h"
 #include "gpuprobe/detail/gate.hpp"
 
 namespace gpuprobe::cupti {
@@ -38,9 +39,12 @@ void CUPTIAPI ApiCallbacks::on_call(void*, CUpti_CallbackDomain domain, CUpti_Ca
                                     const void* data) {
   const std::uint64_t gate = detail::g_gate.load(std::memory_order_relaxed);
   std::atomic<const CallSite*>* slot = site_slot(domain, cbid);
-  if (gate == 0 || slot == nullptr || data == nullptr) return;
+  if (slot == nullptr || data == nullptr) return;
   const auto* call = static_cast<const CUpti_CallbackData*>(data);
   const bool enter = call->callbackSite == CUPTI_API_ENTER;
+  // Where CUPTI is let go of between bursts (release_at_api_exit.h): then CUPTI is gone.
+  if (!enter && release_at_api_exit::at_api_exit()) return;
+  if (gate == 0) return;
   if (t_depth_epoch != detail::epoch_of(gate)) {
     // A call that began in an earlier session may never have been seen to end.
     t_depth_epoch = detail::epoch_of(gate);
@@ -99,6 +103,12 @@ Status ApiCallbacks::enable(const CuptiApi& api, CUpti_SubscriberHandle subscrib
   enabled_.resize(first);
   return Status::Error("cuptiEnableCallback(" + failed + ") failed");
 }
+
+void ApiCallbacks::reenable(const CuptiApi& api, CUpti_SubscriberHandle subscriber) const {
+  for (const Call& c : enabled_) api.enable_callback(1, subscriber, c.domain, c.cbid);
+}
+
+void ApiCallbacks::forget() { enabled_.clear(); }
 
 void ApiCallbacks::disable(const CuptiApi& api, CUpti_SubscriberHandle subscriber) {
   for (const Call& c : enabled_) api.enable_callback(0, subscriber, c.domain, c.cbid);

@@ -36,6 +36,10 @@ class ApiCallbacks {
                               ActivityDecoder* names);
   // Switches every callback enable() turned on off again.
   void disable(const CuptiApi& api, CUpti_SubscriberHandle subscriber);
+  // Turns them on again after a whole domain was switched off (release_at_api_exit::withdraw).
+  void reenable(const CuptiApi& api, CUpti_SubscriberHandle subscriber) const;
+  // Forgets them without a CUPTI call: CUPTI was finalized, and its subscriber with it.
+  void forget();
 
   // The API record for a call drained from a ring; false for a site this session did not name.
   bool to_activity(std::int64_t os_tid, std::uint32_t pthread_id, std::uint64_t begin,

@@ -90,6 +90,7 @@ Status resolve_cupti(void* handle, const std::string& path, CuptiApi* api) {
   base::resolve_symbol(handle, "cuptiSubscribe", &api->subscribe, &missing);
   base::resolve_symbol(handle, "cuptiUnsubscribe", &api->unsubscribe, &missing);
   base::resolve_symbol(handle, "cuptiEnableCallback", &api->enable_callback, &missing);
+  base::resolve_symbol(handle, "cuptiEnableDomain", &api->enable_domain, &missing);
   if (!missing.empty()) {
     return Status::Error(path + " is not a usable libcupti (no symbol " + missing +
                          "; CUDA 12.5 or newer is needed)");

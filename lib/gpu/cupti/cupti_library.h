@@ -31,6 +31,7 @@ struct CuptiApi {
   CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
   CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
                                  CUpti_CallbackId);
+  CUptiResult (*enable_domain)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain);
 };
 
 class CuptiLibrary {

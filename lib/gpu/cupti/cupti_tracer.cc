@@ -5,6 +5,7 @@
 #include "base/notice.h"
 #include "core/gpu_source.h"
 #include "gpu/cupti/api_selection.h"
+#include "gpu/cupti/release_at_api_exit.h"
 #include "gpuprobe/detail/gate.hpp"
 
 namespace gpuprobe::cupti {
@@ -185,6 +186,12 @@ void CuptiTracer::collect(bool final, std::vector<GpuActivity>* out) {
   out->insert(out->end(), parked_.begin(), parked_.end());
   parked_.clear();
   if (finalized_ || !attached_) return;
+  if (releasing_) {
+    // No CUPTI call until the release has happened: only what CUPTI handed back so far.
+    if (release_at_api_exit::take_released()) released(out);
+    pool_.consume([&](std::uint8_t* buffer, std::size_t valid) { parse(buffer, valid, out); });
+    return;
+  }
   const CuptiApi& api = library_.api();
   api.activity_flush_all(final ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
   pool_.consume([&](std::uint8_t* buffer, std::size_t valid) { parse(buffer, valid, out); });
@@ -193,22 +200,50 @@ void CuptiTracer::collect(bool final, std::vector<GpuActivity>* out) {
     dropped_ += dropped;
 }
 
-Status CuptiTracer::set_recording(bool on) {
+Status CuptiTracer::set_recording(bool on, bool* done) {
+  *done = true;
   if (finalized_) return Status::Error("CUPTI was released");
-  if (on == attached_) return {};
-  // Off is CUPTI let go of as at a session's end, and on is it taken again as at a start: only
-  // the two sequences every session goes through, never CUPTI's kinds switched off and on under
-  // one subscription (which corrupted the heap of a program that used CUPTI after gpuprobe, on
-  // the H200). Between bursts the program pays nothing of CUPTI; another profiler may take it
-  // then, and the next burst says so and recording stops.
+  // Off is CUPTI let go of as at a session's end, and on is it taken again as at a start: never
+  // CUPTI's kinds switched off and on under one subscription (which corrupted the heap of a
+  // program that used CUPTI after gpuprobe, on the H200). The letting go happens at the
+  // program's next CUDA call, on its thread (release_at_api_exit.h). Between bursts the program
+  // pays nothing of CUPTI; another profiler may take it then, and the next burst says so and
+  // recording stops.
   if (!on) {
-    detach(&parked_);
-    return {};
+    if (!attached_ || releasing_) return {};
+    Status s = release_at_api_exit::request(library_.api(), subscriber_, enabled_);
+    if (s.ok()) releasing_ = true;
+    return s;
   }
+  if (releasing_ && settle_release(&parked_)) return {};  // never let go of: still recording
+  if (attached_) return {};
   return start();
 }
 
+bool CuptiTracer::settle_release(std::vector<GpuActivity>* keep) {
+  if (!releasing_) return true;
+  if (release_at_api_exit::withdraw(library_.api(), subscriber_)) {
+    releasing_ = false;
+    callbacks_.reenable(library_.api(), subscriber_);  // the withdrawal turned whole domains off
+    return true;
+  }
+  release_at_api_exit::take_released();
+  released(keep);
+  return false;
+}
+
+void CuptiTracer::released(std::vector<GpuActivity>* keep) {
+  releasing_ = false;
+  enabled_.clear();
+  callbacks_.forget();
+  subscriber_ = nullptr;  // finalized with CUPTI
+  dropped_ += release_at_api_exit::dropped();
+  end_attachment(keep);
+}
+
 void CuptiTracer::disable() {
+  settle_release(&parked_);
+  if (!attached_) return;
   if (subscriber_ != nullptr) callbacks_.disable(library_.api(), subscriber_);
   for (CUpti_ActivityKind kind : enabled_) library_.api().activity_disable(kind);
   enabled_.clear();
@@ -217,17 +252,23 @@ void CuptiTracer::disable() {
 void CuptiTracer::detach(std::vector<GpuActivity>* keep) {
   const CuptiApi& api = library_.api();
   disable();
+  if (!attached_) return;  // let go of at a CUDA call meanwhile
   // Whatever CUPTI still holds comes back now, while the pool is alive.
   api.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  pool_.consume([&](std::uint8_t* buffer, std::size_t valid) {
-    if (keep != nullptr) parse(buffer, valid, keep);
-  });
   size_t dropped = 0;
   if (api.activity_get_num_dropped_records(nullptr, 0, &dropped) == CUPTI_SUCCESS)
     dropped_ += dropped;
   if (subscriber_ != nullptr) api.unsubscribe(subscriber_);
   subscriber_ = nullptr;
   api.finalize();
+  end_attachment(keep);
+}
+
+void CuptiTracer::end_attachment(std::vector<GpuActivity>* keep) {
+  // No CUPTI call from here: any would attach CUPTI to the process again.
+  pool_.consume([&](std::uint8_t* buffer, std::size_t valid) {
+    if (keep != nullptr) parse(buffer, valid, keep);
+  });
   g_pool.store(nullptr, std::memory_order_release);
   attached_ = false;
   if (const std::size_t held = pool_.abandon_held(); held > 0) {

@@ -25,7 +25,7 @@ class CuptiTracer : public gpu::ActivitySource {
   void add_api_call(std::int64_t os_tid, std::uint32_t pthread_id, std::uint64_t begin,
                     std::uint64_t end, const CallSite* site, std::uint32_t correlation) override;
   void collect(bool final, std::vector<GpuActivity>* out) override;
-  Status set_recording(bool on) override;
+  Status set_recording(bool on, bool* done) override;
   void disable() override;
   void finalize() override;
   gpu::ActivityStats stats() const override;
@@ -36,6 +36,13 @@ class CuptiTracer : public gpu::ActivitySource {
   // Lets go of CUPTI as a session's end does: disabled, flushed (the records into `keep`, or
   // discarded), unsubscribed, finalized. start() takes it again.
   void detach(std::vector<GpuActivity>* keep);
+  // Ends a release asked for between bursts: withdrawn (true: still attached and recording) or,
+  // when a CUDA call let go of CUPTI meanwhile, finished (false; the records into `keep`).
+  bool settle_release(std::vector<GpuActivity>* keep);
+  // After a CUDA call let go of CUPTI: forgets the subscriber, kinds and callbacks.
+  void released(std::vector<GpuActivity>* keep);
+  // The records CUPTI handed back into `keep` (or discarded), the pool no longer CUPTI's.
+  void end_attachment(std::vector<GpuActivity>* keep);
   // Enables the activity kinds and API callbacks of the options; on failure some may be on.
   Status enable_kinds();
   // With the runtime (or driver) kind enabled: switches off, one callback id at a time, the calls
@@ -56,6 +63,7 @@ class CuptiTracer : public gpu::ActivitySource {
   CUpti_SubscriberHandle subscriber_ = nullptr;
   bool finalized_ = false;
   bool attached_ = false;            // subscribed, the kinds and callbacks on (start())
+  bool releasing_ = false;           // attached, a release at the next CUDA call asked for
   std::vector<GpuActivity> parked_;  // what CUPTI handed back at a detach, out with collect()
   std::uint64_t dropped_ = 0;
 };

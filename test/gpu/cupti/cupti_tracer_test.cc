@@ -1,7 +1,8 @@
 // The CUPTI backend's calls, in order, against functions that stand in for CUPTI: a session's
-// start and end, and GPU bursts (gpu_burst=) — CUPTI let go of between bursts exactly as at a
-// session's end, and taken again exactly as at a start, the buffers it held handed back first;
-// another profiler that took CUPTI in between is told apart and never finalized.
+// start and end, and GPU bursts (gpu_burst=) — CUPTI let go of between bursts at the program's
+// next CUDA call, on its thread, the buffers it held handed back first, and taken again exactly
+// as at a start; a release no call took up is taken back; another profiler that took CUPTI in
+// between is told apart and never finalized.
 #include "gpu/cupti/cupti_tracer.h"
 
 #include <algorithm>
@@ -68,6 +69,12 @@ CUptiResult fake_finalize() {
   return CUPTI_SUCCESS;
 }
 
+CUptiResult fake_enable_domain(uint32_t on, CUpti_SubscriberHandle, CUpti_CallbackDomain domain) {
+  g_calls.push_back(std::string(on ? "domain on " : "domain off ") +
+                    (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "runtime" : "driver"));
+  return CUPTI_SUCCESS;
+}
+
 CuptiApi fake_api() {
   CuptiApi api{};
   api.subscribe = &fake_subscribe;
@@ -80,7 +87,16 @@ CuptiApi fake_api() {
   api.activity_get_next_record = &fake_next;
   api.activity_get_num_dropped_records = &fake_dropped;
   api.finalize = &fake_finalize;
+  api.enable_domain = &fake_enable_domain;
   return api;
+}
+
+// The program's thread returns from a CUDA call: CUPTI calls the subscriber back.
+void api_exit() {
+  CUpti_CallbackData data{};
+  data.callbackSite = CUPTI_API_EXIT;
+  ApiCallbacks::on_call(nullptr, CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &data);
 }
 
 // CUPTI asks for a buffer, as it does when a kernel's record needs one.
@@ -107,9 +123,12 @@ const std::vector<std::string> kStart = {"subscribe", "timestamp", "buffers",
                                          "enable " + kKernelKind};
 const std::vector<std::string> kEnd = {"disable " + kKernelKind, "flush forced", "unsubscribe",
                                        "finalize"};
+const std::vector<std::string> kAskRelease = {"domain on runtime", "domain on driver"};
+const std::vector<std::string> kWithdraw = {"domain off runtime", "domain off driver"};
+const std::vector<std::string> kRelease = {"disable " + kKernelKind, "flush forced", "finalize"};
 
 TEST_CASE(
-    "Between bursts CUPTI is let go of as at a session's end, and taken again as at a start") {
+    "Between bursts CUPTI is let go of at the next CUDA call, and taken again as at a start") {
   g_calls.clear();
   g_refuse_subscribe = false;
   const CuptiLibrary library(fake_api());
@@ -119,16 +138,26 @@ TEST_CASE(
   take_buffer();
 
   g_calls.clear();
-  REQUIRE(tracer.set_recording(false).ok());
-  CHECK(g_calls == kEnd);
+  bool done = false;
+  REQUIRE(tracer.set_recording(false, &done).ok());
+  CHECK(done);
+  CHECK(g_calls == kAskRelease);  // every API callback on: the next call comes through
+  g_calls.clear();
+  std::vector<GpuActivity> out;
+  tracer.collect(false, &out);  // until that call, no CUPTI call from the collector
+  CHECK(g_calls.empty());
+  api_exit();
+  CHECK(g_calls == kRelease);
   CHECK(g_held.empty());  // handed back before CUPTI was finalized
   g_calls.clear();
-  REQUIRE(tracer.set_recording(false).ok());  // already off: nothing
-  std::vector<GpuActivity> out;
-  tracer.collect(false, &out);  // detached: no flush either
+  api_exit();  // released once
+  tracer.collect(false, &out);
+  REQUIRE(tracer.set_recording(false, &done).ok());  // already off: nothing
+  tracer.collect(false, &out);                       // detached: no flush either
   CHECK(g_calls.empty());
 
-  REQUIRE(tracer.set_recording(true).ok());
+  REQUIRE(tracer.set_recording(true, &done).ok());
+  CHECK(done);
   CHECK(g_calls == kStart);
   take_buffer();
   g_calls.clear();
@@ -152,8 +181,40 @@ TEST_CASE(
 void start_and_detach(CuptiTracer* tracer) {
   g_refuse_subscribe = false;
   REQUIRE(tracer->start().ok());
-  REQUIRE(tracer->set_recording(false).ok());
+  bool done = false;
+  REQUIRE(tracer->set_recording(false, &done).ok());
+  api_exit();
+  std::vector<GpuActivity> out;
+  tracer->collect(false, &out);
   g_calls.clear();
+}
+
+TEST_CASE("A release no CUDA call took up is taken back: recording goes on under the same CUPTI") {
+  const CuptiLibrary library(fake_api());
+  CuptiTracer tracer(library, kernels_only());
+  g_refuse_subscribe = false;
+  REQUIRE(tracer.start().ok());
+  bool done = false;
+  REQUIRE(tracer.set_recording(false, &done).ok());
+  g_calls.clear();
+  REQUIRE(tracer.set_recording(true, &done).ok());  // the next burst, before any CUDA call
+  CHECK(done);
+  CHECK(g_calls == kWithdraw);
+  g_calls.clear();
+  api_exit();  // nothing asked for any more
+  CHECK(g_calls.empty());
+  std::vector<GpuActivity> out;
+  tracer.collect(false, &out);
+  CHECK(g_calls == std::vector<std::string>{"flush"});
+
+  // The session's end with a release asked for and not taken up: taken back, then the usual end.
+  REQUIRE(tracer.set_recording(false, &done).ok());
+  g_calls.clear();
+  tracer.disable();
+  tracer.finalize();
+  std::vector<std::string> end = kWithdraw;
+  end.insert(end.end(), kEnd.begin(), kEnd.end());
+  CHECK(g_calls == end);
 }
 
 TEST_CASE("A session that ends between bursts makes no CUPTI call at its end") {
@@ -170,11 +231,12 @@ TEST_CASE("Another profiler that took CUPTI between bursts keeps it: never final
   CuptiTracer tracer(library, kernels_only());
   start_and_detach(&tracer);
   g_refuse_subscribe = true;  // torch.profiler subscribed meanwhile
-  const Status s = tracer.set_recording(true);
+  bool done = false;
+  const Status s = tracer.set_recording(true, &done);
   REQUIRE_FALSE(s.ok());
   CHECK(s.message().find("another profiler") != std::string::npos);
   CHECK(std::find(g_calls.begin(), g_calls.end(), "finalize") == g_calls.end());
-  CHECK_FALSE(tracer.set_recording(true).ok());  // gpuprobe's GPU recording is over
+  CHECK_FALSE(tracer.set_recording(true, &done).ok());  // gpuprobe's GPU recording is over
   g_calls.clear();
   tracer.disable();
   tracer.finalize();
