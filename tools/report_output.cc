@@ -233,10 +233,17 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
       std::fputc('\n', o);
     }
     if (!r.jitter.cause_summary.empty()) {
-      std::fprintf(o, "  across outliers:");
-      for (const analysis::CauseOverlap& c : r.jitter.cause_summary)
-        std::fprintf(o, "  %s %.3f ms (%llu)", c.cause.c_str(), ms(c.overlap_ns),
-                     static_cast<unsigned long long>(c.events));
+      // Each cause's share of the outliers' time above their median: causes can overlap one
+      // another (a compile inside a CPU gap), so the shares need not add up to 100 %.
+      std::fprintf(o,
+                   "  across outliers (%.3f ms above the median in all):", ms(r.jitter.excess_ns));
+      for (const analysis::CauseOverlap& c : r.jitter.cause_summary) {
+        std::fprintf(o, "  %s %.3f ms (%llu) %.0f%%", c.cause.c_str(), ms(c.overlap_ns),
+                     static_cast<unsigned long long>(c.events),
+                     r.jitter.excess_ns > 0 ? 100.0 * static_cast<double>(c.explained_ns) /
+                                                  static_cast<double>(r.jitter.excess_ns)
+                                            : 0.0);
+      }
       std::fputc('\n', o);
     }
   }

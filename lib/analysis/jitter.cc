@@ -121,10 +121,14 @@ void Jitter::finish(const TraceContext& trace) {
     Outlier o;
     o.begin_ns = inst.begin;
     o.duration_ns = inst.end - inst.begin;
+    const std::int64_t excess = std::max<std::int64_t>(
+        o.duration_ns - static_cast<std::int64_t>(target->quantile_ns(0.5)), 0);
+    r.excess_ns += excess;
     o.thread = inst.thread < threads.size() ? threads[inst.thread].name : "";
     const auto note = [&](int cause, std::int64_t ns, std::uint64_t n) {
       o.causes.push_back({summary[cause].cause, ns, n});
       summary[cause].overlap_ns += ns;
+      summary[cause].explained_ns += std::min(ns, excess);
       summary[cause].events += n;
     };
     for (int c = 0; c < kCauses; ++c) {
@@ -161,6 +165,13 @@ void Jitter::write_json(const TraceContext& trace, nlohmann::json* report) const
       a.push_back({{"cause", c.cause}, {"overlap_ms", ms(c.overlap_ns)}, {"events", c.events}});
     return a;
   };
+  json summary = causes(result_.cause_summary);
+  for (std::size_t i = 0; i < summary.size(); ++i) {
+    summary[i]["share_of_excess"] =
+        result_.excess_ns > 0 ? static_cast<double>(result_.cause_summary[i].explained_ns) /
+                                    static_cast<double>(result_.excess_ns)
+                              : 0.0;
+  }
   json outliers = json::array();
   for (const Outlier& o : result_.outliers) {
     outliers.push_back({{"start_ms", ms(o.begin_ns - trace.start_ns)},
@@ -171,7 +182,8 @@ void Jitter::write_json(const TraceContext& trace, nlohmann::json* report) const
   (*report)["jitter"] = {{"range", result_.latency_name},
                          {"threshold_ms", result_.outlier_threshold_ms},
                          {"outliers", outliers},
-                         {"summary", causes(result_.cause_summary)}};
+                         {"excess_ms", ms(result_.excess_ns)},
+                         {"summary", summary}};
 }
 
 }  // namespace gpuprobe::analysis

@@ -22,6 +22,8 @@ struct CauseOverlap {
   std::string cause;
   std::int64_t overlap_ns = 0;
   std::uint64_t events = 0;
+  // Of the overlap, what lies within each outlier's time above the median (at most all of it).
+  std::int64_t explained_ns = 0;
 };
 
 struct Outlier {
@@ -36,6 +38,8 @@ struct JitterResult {
   double outlier_threshold_ms = 0;
   std::vector<Outlier> outliers;            // slowest first
   std::vector<CauseOverlap> cause_summary;  // over all outliers, largest first
+  // The outliers' time above the median instance, summed: what the causes' shares are of.
+  std::int64_t excess_ns = 0;
   // The latency range's durations: (bucket's upper edge ms, count), and its P50/P99.
   std::vector<std::pair<double, std::uint64_t>> latency_histogram;
   double latency_p50_ms = 0, latency_p99_ms = 0;

@@ -72,7 +72,8 @@ void Names::add(const ReportEvent& r) {
 void Names::retire_top(std::uint32_t thread, ThreadNesting& t) {
   const OpenRange r = t.stack.back();
   t.stack.pop_back();
-  r.stats->add(r.begin, r.end, thread, keep_slowest_,
+  const bool candidate = r.begin >= slowest_from_ns_ && r.begin < slowest_to_ns_;
+  r.stats->add(r.begin, r.end, thread, candidate ? keep_slowest_ : 0,
                std::max<std::int64_t>(r.end - r.begin - r.child_ns, 0));
   if (r.linked) return;
   if (t.roots.size() >= 2 * kMaxRoots)

@@ -21,7 +21,12 @@ struct NamesResult {
 
 class Names : public Analysis {
  public:
-  explicit Names(std::size_t keep_slowest) : keep_slowest_(keep_slowest) {}
+  // Keeps the `keep_slowest` slowest instances of each name among those that begin within
+  // [slowest_from_ns, slowest_to_ns) (a dump's trigger window); the statistics take them all.
+  Names(std::size_t keep_slowest, std::int64_t slowest_from_ns, std::int64_t slowest_to_ns)
+      : keep_slowest_(keep_slowest),
+        slowest_from_ns_(slowest_from_ns),
+        slowest_to_ns_(slowest_to_ns) {}
 
   // The row of `e`'s name: a kernel's, or a CPU range's (steps share one, formats::kStepName);
   // null for other events. Rows stay where they are while the analysis lives.
@@ -59,6 +64,7 @@ class Names : public Analysis {
   void retire_top(std::uint32_t thread, ThreadNesting& t);
 
   const std::size_t keep_slowest_;
+  const std::int64_t slowest_from_ns_, slowest_to_ns_;
   Table kernel_names_, range_names_;
   // Names from one trace reader are stable pointers: found by pointer before by text.
   Cache kernel_cache_, range_cache_;

@@ -9,7 +9,7 @@ namespace gpuprobe::analysis {
 
 TraceReport::TraceReport(ReportOptions options)
     : options_(std::move(options)),
-      names_(options_.keep_slowest),
+      names_(options_.keep_slowest, options_.outliers_from_ns, options_.outliers_to_ns),
       gpu_({options_.tiny_kernel_ns, options_.consecutive_kernel_ns}),
       bounds_(names_),
       latency_(names_),

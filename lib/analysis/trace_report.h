@@ -34,6 +34,9 @@ struct ReportOptions {
   // Only events that start within [window_begin_ns, window_end_ns) (wall-clock ns), e.g. some
   // steps' span; the default takes everything.
   std::int64_t window_begin_ns = INT64_MIN, window_end_ns = INT64_MAX;
+  // Outliers only among the instances that begin within [outliers_from_ns, outliers_to_ns), e.g.
+  // the span a dump's trigger watched; everything else still counts, causes included.
+  std::int64_t outliers_from_ns = INT64_MIN, outliers_to_ns = INT64_MAX;
 };
 
 // Everything the report shows: each analysis's result, and the trace's own figures.

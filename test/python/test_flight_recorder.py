@@ -5,6 +5,7 @@ import json
 import os
 import pathlib
 import socket
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -80,6 +81,40 @@ def test_a_p99_incident_writes_one_dump_that_hta_opens(tmp_path):
     events = json.loads((dump / chrome[0]).read_text())["traceEvents"]
     marks = [e for e in events if e["name"].startswith("gpuprobe dump: p99 of request")]
     assert len(marks) == 1 and marks[0]["ph"] == "i"
+
+
+CLI = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build")) / "gpuprobe"
+
+
+def test_report_on_a_dump_says_what_fired_and_explains_the_requests_that_fired_it(tmp_path):
+    out = tmp_path / "dumps"
+    session = gpuprobe.Session(f"flight=30,dump={out},dump_after=0.2,trigger=p99:request>20ms/1s")
+    serve(3, 0.040)          # slow, but too few to fire, and out of the window when it fires
+    time.sleep(1.3)
+    serve(150, 0.001)
+    serve(5, 0.030)          # the incident the trigger sees
+    found = wait_for(lambda: dumps(out))
+    session.stop()
+    assert len(found) == 1
+    text = subprocess.run([str(CLI), "report", str(found[0])], capture_output=True, text=True,
+                          check=True).stdout
+    lines = text.splitlines()
+    assert lines[0].startswith(f"dump {found[0].name} (trigger): p99 of request over the last 1 s")
+    assert "trigger p99:request>20ms/1s at " in lines[1]
+    assert "GPU activity: none recorded" in text
+    assert 'outliers below: "request" above 20 ms that began in the 1.0 s the trigger watched' in text
+    report = json.loads(subprocess.run([str(CLI), "report", "--json", str(found[0])],
+                                       capture_output=True, text=True, check=True).stdout)
+    assert report["dump"]["trigger"] == "p99:request>20ms/1s"
+    assert report["dump"]["watched"] == {"range": "request", "threshold_ms": 20, "seconds": 1.0}
+    assert report["jitter"]["range"] == "request"
+    assert report["jitter"]["threshold_ms"] == 20
+    # Those that fired it (the first two or three of the five: it fires as soon as the P99 is
+    # one of them), not the three slower ones before its window.
+    durations = sorted(o["duration_ms"] for o in report["jitter"]["outliers"])
+    assert 2 <= len(durations) <= 5 and all(30 <= d < 40 for d in durations), durations
+    # The rest of the report covers the whole window, the earlier requests included.
+    assert any(r["name"] == "request" and r["calls"] == 158 for r in report["ranges"])
 
 
 def test_post_dump_and_gpuprobe_dump_each_write_one_and_are_counted(tmp_path, capfd):

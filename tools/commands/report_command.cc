@@ -1,5 +1,6 @@
 // `gpuprobe report FILE|DIR`: where time went and why latency jittered; a directory holds a
-// trace per rank, compared side by side with stragglers flagged.
+// trace per rank, compared side by side with stragglers flagged, or is a flight recorder dump,
+// explained from the trigger that wrote it.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -8,11 +9,13 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include "analysis/ranks.h"
 #include "analysis/step_window.h"
 #include "analysis/trace_report.h"
 #include "readers/trace_file.h"
 #include "tools/commands/command.h"
+#include "tools/flight_dump.h"
 #include "tools/report_compare.h"
 #include "tools/report_output.h"
 
@@ -56,7 +59,12 @@ int run_report(const ReportArgs& args) {
     *o = args.options;
     return args.steps.empty() ? 0 : step_window(trace, first, last, o);
   };
-  if (std::filesystem::is_directory(args.file)) {
+  FlightDump dump;
+  const bool is_dump = is_flight_dump(args.file);
+  if (is_dump) {
+    if (Status s = read_flight_dump(args.file, &dump); !s.ok()) return fail(s);
+  }
+  if (!is_dump && std::filesystem::is_directory(args.file)) {
     // Several ranks: a report per trace file, side by side, stragglers flagged.
     std::vector<std::string> files;
     for (const auto& entry : std::filesystem::directory_iterator(args.file)) {
@@ -88,17 +96,26 @@ int run_report(const ReportArgs& args) {
     }
     return 0;
   }
+  const std::string& trace = is_dump ? dump.trace : args.file;
   analysis::ReportOptions options;
-  if (int rc = options_for(args.file, &options); rc != 0) return rc;
+  if (int rc = options_for(trace, &options); rc != 0) return rc;
+  if (is_dump) apply_trigger(dump, &options);
   analysis::TraceReport sink(options);
-  const Status s = readers::read_trace_file(args.file, sink);
+  const Status s = readers::read_trace_file(trace, sink);
   if (!s.ok()) return fail(s);
   if (!args.html.empty()) return write_page(args.html, report_html(sink.result(), args.text));
   if (args.json) {
-    std::printf("%s\n", sink.json().c_str());
-  } else {
-    print_report(sink.result(), args.text, stdout);
+    if (!is_dump) {
+      std::printf("%s\n", sink.json().c_str());
+      return 0;
+    }
+    nlohmann::json report = nlohmann::json::parse(sink.json());
+    report["dump"] = nlohmann::json::parse(dump_json(dump));
+    std::printf("%s\n", report.dump().c_str());
+    return 0;
   }
+  if (is_dump) print_dump_header(dump, stdout);
+  print_report(sink.result(), args.text, stdout);
   return 0;
 }
 
@@ -109,9 +126,10 @@ void add_report_command(CLI::App& app, CommandRun* run) {
       "report",
       "where time went and why latency jittered: kernel and range tables, GPU idle breakdown, "
       "latency percentiles, outliers and what overlapped them; DIR: a trace per rank, "
-      "stragglers flagged");
+      "stragglers flagged; a dump: what its trigger fired on, explained");
   auto args = std::make_shared<ReportArgs>();
-  cmd->add_option("FILE", args->file, "a trace, or a directory of traces (one per rank)")
+  cmd->add_option("FILE", args->file,
+                  "a trace, a directory of traces (one per rank), or a flight recorder dump")
       ->required();
   cmd->add_flag("--json", args->json, "the report as JSON (schema in docs/report.md)");
   cmd->add_option("--html", args->html, "write the report as an HTML page with plots")
