@@ -112,24 +112,29 @@ void BM_Flight_StoreAppend1000Kernels(benchmark::State& state) {
 }
 BENCHMARK(BM_Flight_StoreAppend1000Kernels);
 
-void BM_Flight_WriteDumpOf100kEvents(benchmark::State& state) {
+// One dump of a window the store holds: rounds of 1 000 ranges and 1 000 kernels, in the given
+// formats. 50 rounds: 100 000 events; FullWindow: as many rounds as fill flight_mb=256.
+void write_dump_of(benchmark::State& state, std::uint64_t rounds,
+                   std::vector<std::string> formats) {
   session::register_builtin_sinks();
   Workload w;
   flight::EventStore store(256 << 20);
   std::vector<Event> batch;
-  for (std::uint64_t round = 0; round < 50; ++round) {
+  for (std::uint64_t round = 0; round < rounds; ++round) {
     for (const Event& e : w.next(&batch, round)) store.append(e);
     for (const Event& e : w.kernel_events) store.append(e);
   }
   const flight::StoreSnapshot snapshot = store.snapshot();
   core::FlightOptions options;
   options.seconds = 30;
+  options.formats = std::move(formats);
   options.dir = "/tmp/gpuprobe_flight_bench_dumps_" + std::to_string(getpid());
   flight::DumpContext context;
   context.time = w.time;
   context.session.threads = w.threads;
   context.options = &options;
   int n = 0;
+  std::uint64_t bytes = 0;
   for (auto _ : state) {
     flight::DumpJob job;
     job.name = "dump_" + std::to_string(n++);
@@ -138,13 +143,36 @@ void BM_Flight_WriteDumpOf100kEvents(benchmark::State& state) {
     std::string path;
     if (!flight::write_dump(job, snapshot, context, &path).ok()) state.SkipWithError("dump");
     state.PauseTiming();
+    bytes = 0;
+    for (const auto& f : std::filesystem::recursive_directory_iterator(path))
+      if (f.is_regular_file()) bytes += f.file_size();
     std::filesystem::remove_all(path);
     state.ResumeTiming();
   }
   std::filesystem::remove_all(options.dir);
-  state.SetItemsProcessed(state.iterations() * 100'000);
+  state.counters["events"] = static_cast<double>(store.counters().events);
+  state.counters["store_MiB"] = static_cast<double>(store.counters().bytes) / (1 << 20);
+  state.counters["written_MiB"] = static_cast<double>(bytes) / (1 << 20);
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(store.counters().events));
+}
+
+void BM_Flight_WriteDumpOf100kEvents(benchmark::State& state) {
+  write_dump_of(state, 50, {"perfetto", "chrome"});
 }
 BENCHMARK(BM_Flight_WriteDumpOf100kEvents)->Unit(benchmark::kMillisecond);
+
+// Not in the smoke test (--benchmark_filter): it fills 256 MiB.
+void BM_FullWindow_WriteDumpOf256MiB(benchmark::State& state) {
+  std::vector<std::string> formats = {"perfetto"};
+  if (state.range(0) == 1) formats.push_back("chrome");
+  write_dump_of(state, 7700, formats);
+}
+BENCHMARK(BM_FullWindow_WriteDumpOf256MiB)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgName("with_chrome")
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 }  // namespace
 

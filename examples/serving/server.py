@@ -14,15 +14,14 @@ Each request is one gpuprobe range "request"; GC pauses (gpuprobe.watch_gc) and 
 compiles, recompiles and their reasons (gpuprobe.torch.watch_compile) are recorded beside them.
 """
 import argparse
+import contextlib
 import json
 import signal
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import torch
-
-import gpuprobe
-import gpuprobe.torch as gpuprobe_torch
 
 WIDTH = 128
 MAX_BODY = 4096  # the requests are small; a larger body is refused
@@ -40,8 +39,11 @@ class Model(torch.nn.Module):
 
 
 class Service:
-    def __init__(self, device, backend):
+    def __init__(self, device, backend, gpuprobe=None):
         self.device = device
+        # The request's range; without gpuprobe (the cost benchmark's baseline), nothing.
+        self.range = (gpuprobe.range if gpuprobe is not None
+                      else lambda name: contextlib.nullcontext())
         torch.manual_seed(0)
         model = Model().to(device).eval()
         # dynamic=False: every new input shape is a new compile, as services pinned to static
@@ -51,7 +53,7 @@ class Service:
         self.history = []  # what {"remember": N} keeps, never trimmed
 
     def predict(self, batch, seq, remember):
-        with gpuprobe.range("request"):
+        with self.range("request"):
             x = torch.randn(batch, seq, WIDTH, device=self.device)
             with self.lock, torch.no_grad():
                 y = self.model(x)
@@ -111,11 +113,21 @@ def main():
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--backend", default="inductor", help="torch.compile backend")
     parser.add_argument("--warm", default="4x16", help="the shape compiled before serving, BxS")
+    parser.add_argument("--without-gpuprobe", action="store_true",
+                        help="never import gpuprobe (the baseline of bench/python/serving_cost.py)")
     args = parser.parse_args()
 
-    gpuprobe.watch_gc()
-    watcher = gpuprobe_torch.watch_compile()
-    service = Service(args.device, args.backend)
+    watcher = None
+    if args.without_gpuprobe:
+        assert "gpuprobe" not in sys.modules
+        service = Service(args.device, args.backend)
+    else:
+        import gpuprobe
+        import gpuprobe.torch
+
+        gpuprobe.watch_gc()
+        watcher = gpuprobe.torch.watch_compile()
+        service = Service(args.device, args.backend, gpuprobe)
     batch, seq = (int(v) for v in args.warm.split("x"))
     service.predict(batch, seq, 0)  # the first compile, before /health says ok
     server = ThreadingHTTPServer((args.host, args.port), make_handler(service))
@@ -128,7 +140,8 @@ def main():
         pass
     finally:
         server.server_close()
-        watcher.close()
+        if watcher is not None:
+            watcher.close()
 
 
 if __name__ == "__main__":

@@ -2,9 +2,10 @@
 # Builds gpuprobe on the GPU machine, runs every test (the GPU ones included) and the benchmarks,
 # runs a two-rank data-parallel job (NCCL where there are two GPUs), and prints a short table last. Debian packages the machine lacks travel as .deb files in .deps/
 # (git-ignored; `apt-get download` them there) and are unpacked into a private prefix.
-#   test/gpu/run.sh [all|python|bursts|serving [BENCH ARGS]]   (writes logs under $OUT when set; python:
-#   that part only; serving: the PyTorch serving workload under each recorder,
-#   bench/gpu/torch_serving_bench.py, with its arguments)
+#   test/gpu/run.sh [all|python|bursts|production|serving [BENCH ARGS]]   (writes logs under $OUT
+#   when set; python: that part only; production: the serving scenario test with Prometheus, the
+#   always-on cost benchmark and the full-window dump; serving: the PyTorch serving workload under
+#   each recorder, bench/gpu/torch_serving_bench.py, with its arguments)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/gpuprobe-gpu-out}
@@ -38,6 +39,7 @@ if [ -d "$prefix/usr/lib/x86_64-linux-gnu" ] && [ ! -e "$prefix/usr/lib/x86_64-l
   ln -sf "$(ldconfig -p | awk '/libz.so.1 /{print $NF; exit}')" "$prefix/usr/lib/x86_64-linux-gnu/libz.so"
 fi
 export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+export PATH="$PATH:$prefix/usr/bin"  # prometheus and promtool, from the prometheus .deb
 
 configure() {
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix/usr" \
@@ -114,6 +116,25 @@ serving_drops() {
   PYTHONPATH="$pkg" timeout 120 python3 bench/gpu/torch_serving_bench.py --drops 2>&1 | grep -v Warning |
     tee "$out/serving_drops.txt"
 }
+
+# production: the serving example end to end (Prometheus scraping, the trigger's dumps explained),
+# what always-on costs its throughput, and a dump of a full 256 MiB window.
+if [ "$part" = production ]; then
+  configure
+  cmake --build build-gpu --target gpuprobe_cli flight_bench 2>&1 | tail -1
+  install_package
+  echo "== the serving scenario (test/python/test_serving_scenario.py)"
+  PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu timeout 240 python3 -m pytest -q -s -rs \
+    -p no:logging -p no:cacheprovider test/python/test_serving_scenario.py 2>&1 |
+    grep -v Warning | tee "$out/scenario.log" | tail -6
+  echo "== always-on cost (bench/python/serving_cost.py)"
+  PYTHONPATH="$pkg" timeout 300 python3 bench/python/serving_cost.py --device cuda \
+    --arms none,always-on,always-on+scraper,always-on+dump,always-on+gpu-bursts \
+    ${COST_ARGS:-} 2>&1 | grep -v Warning | tee "$out/serving_cost.txt" | tail -12
+  echo "== a dump of a full 256 MiB window"
+  build-gpu/bench/flight_bench --benchmark_filter=FullWindow 2>&1 | tee "$out/full_window.txt" | tail -3
+  exit 0
+fi
 
 if [ "$part" = serving ]; then
   echo "== serving: a small transformer, eager and compiled, under each recorder"
