@@ -66,6 +66,9 @@ class Service:
 def make_handler(service):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # The headers and the body go out in two writes: without TCP_NODELAY the second waits
+        # for the client's delayed ACK of the first (40 ms on Linux) on a kept-alive connection.
+        disable_nagle_algorithm = True
 
         def log_message(self, *args):  # quiet: the load generator logs each request
             pass
