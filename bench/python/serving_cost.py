@@ -13,8 +13,8 @@ high to fire):
     none                    the server never imports gpuprobe
     always-on               metrics=PORT,flight=60,dump=DIR,trigger=p99:request>1s/10s
     always-on+scraper       the same, with a hostile scraper on its metrics port during its
-                            slices: 100 GET /metrics a second, 8 connections left half-open,
-                            one oversized request a second
+                            slices: 100 GET /metrics a second, one oversized request a second,
+                            and from half-way 8 connections left half-open
     always-on+dump          the same, with POST /dump one second into each of its slices (the
                             dump is written while the load runs)
     always-on+gpu-bursts    the same plus cupti=all,gpu_burst=1s/60s (where there is a GPU)
@@ -134,26 +134,36 @@ def closed_loop(port, workers, seconds, body):
 
 
 class HostileScraper:
-    """During a slice: 100 scrapes a second, 8 connections left half-open, one oversized request
-    a second — on the arm's metrics port."""
+    """During a slice: 100 scrapes a second and one oversized request a second on the arm's
+    metrics port, and from half-way through the slice 8 connections left half-open (a request
+    line and a header, never finished)."""
 
-    def __init__(self, port):
-        self.port = port
+    def __init__(self, port, slice_seconds):
+        self.port, self.slice_seconds = port, slice_seconds
         self.stop = threading.Event()
         self.scrapes = self.refused = 0
 
-    def run(self):
-        half_open = []
+    def half_open(self, sockets):
+        if self.stop.wait(self.slice_seconds / 2):
+            return
         for _ in range(8):
-            s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
-            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")  # never finished
-            half_open.append(s)
+            try:
+                s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")  # never finished
+                sockets.append(s)
+            except OSError:
+                pass
+
+    def run(self):
+        sockets = []
+        slow = threading.Thread(target=self.half_open, args=(sockets,))
+        slow.start()
         next_big = time.monotonic()
         while not self.stop.is_set():
             t = time.monotonic()
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics",
-                                            timeout=5) as r:
+                                            timeout=1) as r:
                     r.read()
                 self.scrapes += 1
             except OSError:
@@ -161,7 +171,7 @@ class HostileScraper:
             if t >= next_big:
                 next_big = t + 1
                 try:
-                    s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+                    s = socket.create_connection(("127.0.0.1", self.port), timeout=1)
                     s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 65536 +
                               b"\r\n\r\n")
                     s.recv(256)
@@ -169,7 +179,8 @@ class HostileScraper:
                 except OSError:
                     pass
             self.stop.wait(max(0.0, 0.01 - (time.monotonic() - t)))
-        for s in half_open:
+        slow.join()
+        for s in sockets:
             s.close()
 
 
@@ -207,7 +218,7 @@ def main():
                 collector_before = a.collector_seconds()
                 scraper = None
                 if a.name == "always-on+scraper":
-                    scraper = HostileScraper(a.metrics_port)
+                    scraper = HostileScraper(a.metrics_port, args.slice)
                     thread = threading.Thread(target=scraper.run)
                     thread.start()
                 if a.name == "always-on+dump":
@@ -243,7 +254,8 @@ def main():
                               "collector_us_per_request": per_request}
         if "always-on+scraper" in names:
             print(f"hostile scraper: {scraped} scrapes answered "
-                  f"({scraped / (args.rounds * args.slice):.0f}/s), {refused} refused")
+                  f"({scraped / (args.rounds * args.slice):.0f}/s), {refused} refused or timed "
+                  "out (1 s), most once the half-open connections hold the endpoint's threads")
         if "always-on+dump" in names:
             written = list(pathlib.Path(work, "always-on+dump-dumps").glob("gpuprobe_dump_*"))
             print(f"dumps written during the load: {len(written)} of {args.rounds}")

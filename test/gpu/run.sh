@@ -125,16 +125,17 @@ if [ "$part" = production ]; then
   configure
   cmake --build build-gpu --target gpuprobe_cli flight_bench 2>&1 | tail -1
   install_package
+  parts=${PRODUCTION_PARTS:-scenario cost dump}
   echo "== the serving scenario (test/python/test_serving_scenario.py)"
-  PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu timeout 240 python3 -m pytest -q -s -rs \
+  [[ $parts == *scenario* ]] && PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu timeout 240 python3 -m pytest -q -s -rs \
     -p no:logging -p no:cacheprovider test/python/test_serving_scenario.py 2>&1 |
     grep -v Warning | tee "$out/scenario.log" | tail -6
   echo "== always-on cost (bench/python/serving_cost.py)"
-  PYTHONPATH="$pkg" timeout 300 python3 bench/python/serving_cost.py --device cuda \
+  [[ $parts == *cost* ]] && PYTHONPATH="$pkg" timeout 300 python3 bench/python/serving_cost.py --device cuda \
     --arms none,always-on,always-on+scraper,always-on+dump,always-on+gpu-bursts \
     ${COST_ARGS:-} 2>&1 | grep -v Warning | tee "$out/serving_cost.txt" | tail -12
   echo "== a dump of a full 256 MiB window"
-  build-gpu/bench/flight_bench --benchmark_filter=FullWindow 2>&1 | tee "$out/full_window.txt" | tail -3
+  [[ $parts == *dump* ]] && build-gpu/bench/flight_bench --benchmark_filter=FullWindow 2>&1 | tee "$out/full_window.txt" | tail -3
   exit 0
 fi
 
