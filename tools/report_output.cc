@@ -188,6 +188,16 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
     if (c.cache_hits >= 0 && c.cache_hits + c.cache_misses > 0)
       std::fprintf(o, "  cache: %.0f hits, %.0f misses (%.0f%% hit rate)\n", c.cache_hits,
                    c.cache_misses, 100 * c.cache_hits / (c.cache_hits + c.cache_misses));
+    // Per layer, each miss with the key components that changed since the frame's last compile.
+    for (const auto& [name, layer] : c.cache_layers) {
+      std::fprintf(o, "  %s cache: %llu hits, %llu misses", name.c_str(),
+                   static_cast<unsigned long long>(layer.hits),
+                   static_cast<unsigned long long>(layer.misses));
+      if (layer.bypasses > 0)
+        std::fprintf(o, ", %llu bypassed", static_cast<unsigned long long>(layer.bypasses));
+      std::fputc('\n', o);
+      for (const std::string& e : layer.explained) std::fprintf(o, "    %s\n", e.c_str());
+    }
     if (c.graph_ops > 0 && c.kernels_generated > 0)
       std::fprintf(o, "  ops per generated kernel K = %.1f (%.0f FX ops, %.0f kernels)\n",
                    c.graph_ops / c.kernels_generated, c.graph_ops, c.kernels_generated);

@@ -63,6 +63,25 @@ void Compile::add_mark(const char* name) {
     c.fallbacks.emplace_back(name + sizeof te::kEagerFallback - 1);
   } else if (starts_with(name, te::kGraphBreak)) {
     c.graph_breaks[name + sizeof te::kGraphBreak - 1]++;
+  } else if (starts_with(name, te::kCacheHit)) {
+    // "cache hit <id> <layer>"
+    const std::string_view rest(name + sizeof te::kCacheHit - 1);
+    const std::size_t space = rest.find(' ');
+    if (space != std::string_view::npos) ++c.cache_layers[std::string(rest.substr(space + 1))].hits;
+  } else if (starts_with(name, te::kCacheMiss)) {
+    // "cache miss <id> <layer>: <what changed>", or "...: bypassed: <why>"
+    const std::string_view rest(name + sizeof te::kCacheMiss - 1);
+    const std::size_t space = rest.find(' '), colon = rest.find(": ");
+    if (space == std::string_view::npos || colon == std::string_view::npos || colon < space) return;
+    CompileResult::CacheLayer& layer =
+        c.cache_layers[std::string(rest.substr(space + 1, colon - space - 1))];
+    const std::string_view what = rest.substr(colon + 2);
+    if (what.rfind("bypassed: ", 0) == 0) {
+      ++layer.bypasses;
+    } else {
+      ++layer.misses;
+    }
+    layer.explained.push_back(std::string(rest.substr(0, space)) + ": " + std::string(what));
   }
 }
 
@@ -140,6 +159,16 @@ void Compile::write_json(const TraceContext&, nlohmann::json* report) const {
             {"eager_fallbacks", c.fallbacks},
             {"recompile_limit_hits", c.limit_hits},
             {"graph_breaks", c.graph_breaks}};
+  json layers = json::object(), explained = json::array();
+  for (const auto& [name, layer] : c.cache_layers) {
+    layers[name] = {{"hits", layer.hits}, {"misses", layer.misses}, {"bypasses", layer.bypasses}};
+    for (const std::string& e : layer.explained) {
+      const std::size_t colon = e.find(": ");
+      explained.push_back(e.substr(0, colon) + " " + name + e.substr(colon));
+    }
+  }
+  j["cache_layers"] = layers;
+  j["cache_misses_explained"] = explained;
   j["cache_hits"] = known(c.cache_hits);
   j["cache_misses"] = known(c.cache_misses);
   j["graph_ops"] = known(c.graph_ops);

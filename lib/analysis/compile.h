@@ -25,7 +25,13 @@ struct CompileResult {
   std::vector<std::string> fallbacks;   // "compile id: frame: error", frames run eagerly
   std::vector<std::string> limit_hits;  // Dynamo's recompile-limit warnings
   std::map<std::string, std::uint64_t> graph_breaks;  // reason -> count
-  std::uint64_t steps = 0;                            // for the amortised cost per step
+  // Per cache layer ("FX graph", "AOTAutograd"), from gpuprobe.torch's structured-trace marks.
+  struct CacheLayer {
+    std::uint64_t hits = 0, misses = 0, bypasses = 0;
+    std::vector<std::string> explained;  // per miss: "<id>: <the key components that changed>"
+  };
+  std::map<std::string, CacheLayer> cache_layers;
+  std::uint64_t steps = 0;  // for the amortised cost per step
   // The last values of gpuprobe.torch's compile counters; negative when absent.
   double cache_hits = -1, cache_misses = -1, graph_ops = -1, kernels_generated = -1;
   double speedup = -1;  // S = T_eager / T_compiled, from gpuprobe.torch.compare()

@@ -7,11 +7,16 @@
 namespace gpuprobe::formats::torch_events {
 
 // torch.compile (category compile). A prefix is followed by the compile id as PyTorch writes it.
-inline constexpr char kCompile[] = "torch.compile ";  // range over one frame compile
-inline constexpr char kRecompile[] = "recompile ";    // instant: "recompile <id>: <guard>"
+inline constexpr char kCompile[] = "torch.compile ";         // range over one frame compile
+inline constexpr char kRecompile[] = "recompile ";           // instant: "recompile <id>: <guard>"
 inline constexpr char kEagerFallback[] = "eager fallback ";  // "<id>: <frame>: <exception>"
 inline constexpr char kGraphBreak[] = "graph break: ";       // "<cause> [in <frame>]"
 inline constexpr char kRecompileLimitHit[] = "recompile limit hit: ";  // Dynamo gave up
+// A compile cache's outcome, from PyTorch's structured trace: "cache miss <id> <layer>: <what
+// changed since the frame's last compile>" and "cache hit <id> <layer>"; layers "FX graph",
+// "AOTAutograd".
+inline constexpr char kCacheMiss[] = "cache miss ";
+inline constexpr char kCacheHit[] = "cache hit ";
 // Each run of an Inductor-compiled graph (category torch).
 inline constexpr char kCompiledGraph[] = "compiled graph";
 inline constexpr char kCompiledGraphForward[] = "compiled graph (forward)";
@@ -46,6 +51,8 @@ inline constexpr NamedEvent kAll[] = {
     {"eager_fallback", kEagerFallback},
     {"graph_break", kGraphBreak},
     {"recompile_limit_hit", kRecompileLimitHit},
+    {"cache_miss", kCacheMiss},
+    {"cache_hit", kCacheHit},
     {"compiled_graph_forward", kCompiledGraphForward},
     {"compiled_graph_backward", kCompiledGraphBackward},
     {"cache_hits", kCacheHits},

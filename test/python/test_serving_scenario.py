@@ -9,6 +9,7 @@ import importlib.util
 import json
 import os
 import pathlib
+import re
 import shutil
 import signal
 import socket
@@ -174,6 +175,11 @@ def test_prometheus_sees_both_incidents_and_the_dumps_name_their_causes(tmp_path
         assert drift["jitter"]["range"] == "request"
         assert drift["compile"]["recompiles"], drift["compile"]
         assert all("size mismatch at index 1" in r for r in drift["compile"]["recompiles"])
+        # ... and the FX graph cache's key says what changed: the input's shape.
+        assert any(re.search(r" FX graph: example_inputs\[\d+\] float32 \(4,16,128\) stride "
+                             r"\(2048,128,1\) -> float32 \(4,24,128\)", m)
+                   for m in drift["compile"]["cache_misses_explained"]), \
+            drift["compile"]["cache_misses_explained"]
         assert drift["jitter"]["summary"][0]["cause"] == "compile", drift["jitter"]["summary"]
         assert share(drift["jitter"]["summary"], "compile") > 0.5
         assert share(drift["jitter"]["summary"], "gc pause") < 0.2

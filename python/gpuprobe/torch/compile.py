@@ -9,6 +9,7 @@ import threading
 import time
 
 from gpuprobe import _core
+from gpuprobe.torch import cache_keys
 from gpuprobe.torch._common import EVENTS, FeatureUnavailable, _torch
 
 
@@ -24,6 +25,10 @@ class CompileReport:
     fallbacks: list  # {"compile_id", "frame", "error"} for each compile that failed
     recompile_limit_hits: list  # the warnings torch logged
     compile_seconds: float  # T_compile: time inside compiles
+    # Per compile and cache layer (FX graph, AOTAutograd), from the structured trace:
+    # {"compile_id", "layer", "outcome" (hit, miss, bypass), "changed": [(component, before,
+    # after)] since the frame's last compile, "key"}
+    cache_events: list = dataclasses.field(default_factory=list)
 
     @property
     def graph_break_count(self):
@@ -163,6 +168,8 @@ class CompileWatcher:
       <frame>: <exception>" when the compile failed and the frame ran eagerly, and one
       "graph break: <cause> [in <frame>]" per graph break Dynamo counted (every occurrence);
     - "recompile limit hit: ..." when Dynamo gives up recompiling a frame;
+    - per compile and cache layer, "cache miss <id> FX graph: <the key components that changed
+      since the frame's last compile>" or "cache hit <id> FX graph" (cache_keys.py);
     - totals as counters (cache hits and misses, graph ops, kernels generated);
 
     and each run of a compiled graph as a range (see ``_record_graph_runs``).
@@ -210,6 +217,8 @@ class CompileWatcher:
         missing = _graph_calls.install()
         if missing:
             self.unavailable.append(missing)
+        self._cache_keys = cache_keys.watch(self.unavailable)
+        self._cache_events = self._cache_keys.events if self._cache_keys is not None else []
         _watchers.append(self)
         self._log_handler = _LimitHandler(self)
         logging.getLogger("torch._dynamo").addHandler(self._log_handler)
@@ -367,6 +376,7 @@ class CompileWatcher:
             fallbacks=list(self._fallbacks),
             recompile_limit_hits=list(self._limit_hits),
             compile_seconds=self._compile_seconds,
+            cache_events=list(self._cache_events),
         )
 
     def close(self):
@@ -382,6 +392,9 @@ class CompileWatcher:
                     pass
             self._callbacks = None
         logging.getLogger("torch._dynamo").removeHandler(self._log_handler)
+        if self._cache_keys is not None:
+            self._cache_keys.close()
+            self._cache_keys = None
         if self in _watchers:
             _watchers.remove(self)
         _graph_calls.remove()
