@@ -6,8 +6,10 @@ explained by the components whose hash differs from the frame's previous compile
 example_inputs[0] shape (8, 4) -> (16, 4)" or "inductor_config[max_autotune] False -> True".
 
 Reading it means asking torch for its structured records (the `torch.__trace` logger at DEBUG),
-which makes each compile format its artifacts (graphs, generated code): compile time only, never
-the compiled code's runs. Where this torch has no structured trace, the watcher says so once."""
+which makes each compile format its artifacts (graphs, generated code): about 7 % more compile
+time (0.56 -> 0.60 s a compile of a small module on the CPU, interleaved, FX graph cache off),
+never the compiled code's runs; `watch_compile(cache_keys=False)` goes without. Where this torch
+has no structured trace, the watcher says so once."""
 import json
 import logging
 import re

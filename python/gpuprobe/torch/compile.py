@@ -9,7 +9,7 @@ import threading
 import time
 
 from gpuprobe import _core
-from gpuprobe.torch import cache_keys
+from gpuprobe.torch import cache_keys as _cache_keys
 from gpuprobe.torch._common import EVENTS, FeatureUnavailable, _torch
 
 
@@ -175,7 +175,7 @@ class CompileWatcher:
     and each run of a compiled graph as a range (see ``_record_graph_runs``).
     Compilation and results are unchanged."""
 
-    def __init__(self):
+    def __init__(self, cache_keys=True):
         torch = _torch()
         try:
             import torch._dynamo.utils as dynamo_utils
@@ -217,7 +217,8 @@ class CompileWatcher:
         missing = _graph_calls.install()
         if missing:
             self.unavailable.append(missing)
-        self._cache_keys = cache_keys.watch(self.unavailable)
+        # About 7 % more compile time (the artifacts torch formats for it), never at run time.
+        self._cache_keys = _cache_keys.watch(self.unavailable) if cache_keys else None
         self._cache_events = self._cache_keys.events if self._cache_keys is not None else []
         _watchers.append(self)
         self._log_handler = _LimitHandler(self)
@@ -401,6 +402,8 @@ class CompileWatcher:
         _metrics_exit.remove()
 
 
-def watch_compile():
-    """Starts observing torch.compile; returns a CompileWatcher (``report()``, ``close()``)."""
-    return CompileWatcher()
+def watch_compile(cache_keys=True):
+    """Starts observing torch.compile; returns a CompileWatcher (``report()``, ``close()``).
+    ``cache_keys=False``: no per-compile cache outcomes and changed key components (they make
+    each compile about 7 % slower: torch formats its structured-trace artifacts for them)."""
+    return CompileWatcher(cache_keys)
