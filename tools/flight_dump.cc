@@ -1,9 +1,10 @@
 #include "tools/flight_dump.h"
 
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "base/utc_time.h"
 
 namespace gpuprobe::tools {
 namespace {
@@ -13,17 +14,7 @@ using nlohmann::json;
 
 constexpr const char* kDescription = "dump.json";
 
-// "2026-12-02T06:42:21.183Z"
-std::string utc(std::int64_t ns) {
-  const std::time_t seconds = static_cast<std::time_t>(ns / 1'000'000'000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char text[40];
-  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(ns / 1'000'000 % 1000));
-  return text;
-}
+std::string utc(std::int64_t ns) { return base::utc_time(ns, base::UtcStyle::kExtended); }
 
 template <typename T>
 T get(const json& j, const char* key, T fallback) {

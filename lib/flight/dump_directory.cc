@@ -1,30 +1,24 @@
 #include "flight/dump_directory.h"
 
 #include <algorithm>
-#include <ctime>
 #include <filesystem>
 #include <system_error>
 #include <vector>
+
+#include "base/utc_time.h"
 
 namespace gpuprobe::flight {
 namespace fs = std::filesystem;
 
 std::string dump_name(std::int64_t wall_ns, const std::string& host, std::int64_t pid, int rank) {
-  const std::time_t seconds = static_cast<std::time_t>(wall_ns / 1'000'000'000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char stamp[40];
-  std::snprintf(stamp, sizeof stamp, "%04d%02d%02dT%02d%02d%02d.%03dZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<int>(wall_ns / 1'000'000 % 1000));
+  const std::string stamp = base::utc_time(wall_ns, base::UtcStyle::kBasic);
   std::string safe_host = host.substr(0, 64);
   for (char& c : safe_host) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                     c == '-' || c == '.';
     if (!ok) c = '-';
   }
-  std::string name =
-      "gpuprobe_dump_" + std::string(stamp) + "_" + safe_host + "_pid" + std::to_string(pid);
+  std::string name = "gpuprobe_dump_" + stamp + "_" + safe_host + "_pid" + std::to_string(pid);
   if (rank >= 0) name += "_rank" + std::to_string(rank);
   return name;
 }

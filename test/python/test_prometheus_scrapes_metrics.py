@@ -4,7 +4,6 @@ from what the session recorded, exemplars included."""
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
@@ -13,16 +12,12 @@ import urllib.parse
 import urllib.request
 
 import pytest
+from net_util import free_port, wait_for
 
 import gpuprobe
 
 PROMETHEUS = shutil.which("prometheus")
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def query(port, expr):
@@ -38,18 +33,6 @@ def exemplars(port, expr):
     with urllib.request.urlopen(url, timeout=5) as r:
         return json.load(r)["data"]
 
-
-def wait_for(what, timeout=30):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            got = what()
-            if got:
-                return got
-        except OSError:
-            pass
-        time.sleep(0.25)
-    return None
 
 
 @pytest.mark.skipif(PROMETHEUS is None, reason="skipped: no prometheus server (Debian package "

@@ -12,7 +12,6 @@ import pathlib
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ import urllib.parse
 import urllib.request
 
 import pytest
+from net_util import free_port, wait_for
 
 pytest.importorskip("torch")
 
@@ -32,28 +32,11 @@ P99 = ('histogram_quantile(0.99, sum by (le) '
 RECOMPILES = 'increase(gpuprobe_compile_recompiles_total[{w}])'
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def get(url, timeout=5):
     with urllib.request.urlopen(url, timeout=timeout) as r:
         return r.read().decode()
 
-
-def wait_for(what, timeout):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            got = what()
-            if got:
-                return got
-        except OSError:
-            pass
-        time.sleep(0.5)
-    return None
 
 
 def query(port, expr, at):
