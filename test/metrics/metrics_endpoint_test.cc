@@ -137,6 +137,31 @@ TEST_CASE("only /metrics is served, only to GET and HEAD, and requests are bound
   CHECK(get(port, "/metrics").rfind("HTTP/1.1 200", 0) == 0);
 }
 
+TEST_CASE("connections left half-open delay a scrape by at most a few seconds, never lose it") {
+  if (!can_serve()) return;
+  Served s(1);
+  const int port = s.endpoint.port();
+  std::vector<int> half_open;
+  for (int i = 0; i < 8; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    const std::string start = "GET /metrics HTTP/1.1\r\nHost: x\r\n";  // never finished
+    REQUIRE(send(fd, start.data(), start.size(), MSG_NOSIGNAL) > 0);
+    half_open.push_back(fd);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string reply = get(port, "/metrics");
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (int fd : half_open) ::close(fd);
+  CHECK(reply.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(waited < 8.0);  // 8 connections x 1 s request timeout / 2 threads = 4 s, and margin
+}
+
 TEST_CASE("POST /dump reaches the flight recorder's hook, with the decoded reason") {
   if (!can_serve()) return;
   std::vector<std::string> reasons;
