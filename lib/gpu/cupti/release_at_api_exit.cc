@@ -58,11 +58,6 @@ bool at_api_exit() {
   return true;
 }
 
-bool pending() {
-  const int s = g_state.load(std::memory_order_acquire);
-  return s == kRequested || s == kReleasing;
-}
-
 bool take_released() {
   int expected = kReleased;
   return g_state.compare_exchange_strong(expected, kIdle, std::memory_order_acq_rel);

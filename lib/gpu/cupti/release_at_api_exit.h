@@ -31,9 +31,6 @@ namespace gpuprobe::cupti::release_at_api_exit {
 // True when it did (CUPTI is gone: the callback must do nothing more).
 bool at_api_exit();
 
-// True while a request waits or its release runs.
-bool pending();
-
 // True once when the requested release has happened (then nothing is pending).
 bool take_released();
 
