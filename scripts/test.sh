@@ -63,7 +63,7 @@ for config in "${configs[@]}"; do
   fi
   echo "=== $config: running tests"
   log="$dir/ctest.log"
-  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/test/tsan_suppressions.txt" \
   ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1" \
     ctest --test-dir "$dir" --output-on-failure -j2 2>&1 | tee "$log"
   summary=$(grep -E "tests passed, [0-9]+ tests? failed out of [0-9]+" "$log" | tail -1)
