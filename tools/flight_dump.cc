@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "base/utc_time.h"
 
@@ -145,7 +144,7 @@ void print_dump_header(const FlightDump& d, std::FILE* o) {
   std::fputc('\n', o);
 }
 
-std::string dump_json(const FlightDump& d) {
+json dump_json(const FlightDump& d) {
   json j = {{"name", d.name},
             {"source", d.source},
             {"reason", d.reason},
@@ -163,7 +162,7 @@ std::string dump_json(const FlightDump& d) {
                     {"threshold_ms", d.threshold_ms},
                     {"seconds", static_cast<double>(d.trigger_ns - d.watched_from_ns) * 1e-9}};
   }
-  return j.dump();
+  return j;
 }
 
 }  // namespace gpuprobe::tools

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "analysis/trace_report.h"
@@ -40,6 +41,6 @@ void apply_trigger(const FlightDump& dump, analysis::ReportOptions* options);
 void print_dump_header(const FlightDump& dump, std::FILE* out);
 
 // The same facts as a JSON object (the report's "dump" member).
-std::string dump_json(const FlightDump& dump);
+nlohmann::json dump_json(const FlightDump& dump);
 
 }  // namespace gpuprobe::tools

@@ -196,7 +196,8 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
       if (layer.bypasses > 0)
         std::fprintf(o, ", %llu bypassed", static_cast<unsigned long long>(layer.bypasses));
       std::fputc('\n', o);
-      for (const std::string& e : layer.explained) std::fprintf(o, "    %s\n", e.c_str());
+      for (const auto& miss : layer.explained)
+        std::fprintf(o, "    %s: %s\n", miss.compile_id.c_str(), miss.what.c_str());
     }
     if (c.graph_ops > 0 && c.kernels_generated > 0)
       std::fprintf(o, "  ops per generated kernel K = %.1f (%.0f FX ops, %.0f kernels)\n",

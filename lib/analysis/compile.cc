@@ -81,7 +81,7 @@ void Compile::add_mark(const char* name) {
     } else {
       ++layer.misses;
     }
-    layer.explained.push_back(std::string(rest.substr(0, space)) + ": " + std::string(what));
+    layer.explained.push_back({std::string(rest.substr(0, space)), std::string(what)});
   }
 }
 
@@ -162,10 +162,8 @@ void Compile::write_json(const TraceContext&, nlohmann::json* report) const {
   json layers = json::object(), explained = json::array();
   for (const auto& [name, layer] : c.cache_layers) {
     layers[name] = {{"hits", layer.hits}, {"misses", layer.misses}, {"bypasses", layer.bypasses}};
-    for (const std::string& e : layer.explained) {
-      const std::size_t colon = e.find(": ");
-      explained.push_back(e.substr(0, colon) + " " + name + e.substr(colon));
-    }
+    for (const auto& miss : layer.explained)
+      explained.push_back(miss.compile_id + " " + name + ": " + miss.what);
   }
   j["cache_layers"] = layers;
   j["cache_misses_explained"] = explained;

@@ -28,7 +28,10 @@ struct CompileResult {
   // Per cache layer ("FX graph", "AOTAutograd"), from gpuprobe.torch's structured-trace marks.
   struct CacheLayer {
     std::uint64_t hits = 0, misses = 0, bypasses = 0;
-    std::vector<std::string> explained;  // per miss: "<id>: <the key components that changed>"
+    struct Miss {
+      std::string compile_id, what;  // what: the key components that changed, or why bypassed
+    };
+    std::vector<Miss> explained;
   };
   std::map<std::string, CacheLayer> cache_layers;
   std::uint64_t steps = 0;  // for the amortised cost per step

@@ -47,9 +47,8 @@ class ActivitySource {
   virtual void collect(bool final, std::vector<GpuActivity>* out) = 0;
   // Switches recording off and on again while the session runs (gpu_burst=): off, the program
   // pays nothing of the backend's per-call costs. Records of work that was in flight at a switch
-  // may or may not come. `*done` false: the switch cannot happen yet (CUPTI is let go of at the
-  // program's next CUDA call, and only then taken again); ask again later.
-  [[nodiscard]] virtual Status set_recording(bool on, bool* done) = 0;
+  // may or may not come.
+  [[nodiscard]] virtual Status set_recording(bool on) = 0;
   virtual void disable() = 0;
   virtual void finalize() = 0;
   virtual ActivityStats stats() const = 0;

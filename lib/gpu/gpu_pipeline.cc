@@ -38,10 +38,7 @@ void GpuPipeline::follow_schedule(std::uint64_t now, bool final) {
   const bool want = !final && !disabled_ && bursts_.recording_at(now);
   if (want == recording_) return;
   if (!final && !disabled_) {
-    bool done = true;
-    Status s = backend_->set_recording(want, &done);
-    if (s.ok() && !done) return;  // the next collection tries again
-    if (!s.ok()) {
+    if (Status s = backend_->set_recording(want); !s.ok()) {
       if (!switch_failed_) {
         base::print_notice(std::string("gpu_burst: cannot switch GPU recording ") +
                            (want ? "on" : "off") + ": " + s.message() + " (said once)");

@@ -39,13 +39,11 @@ class FakeBackend : public ActivitySource {
     a.correlation = correlation;
     queued.push_back(a);
   }
-  std::vector<bool> switched;  // every set_recording() call that switched
+  std::vector<bool> switched;  // every set_recording() call
   bool refuse_switch = false;
-  int not_yet = 0;  // switches on to answer "not yet" (CUPTI not yet let go of)
-  Status set_recording(bool on, bool* done) override {
+  Status set_recording(bool on) override {
     if (refuse_switch) return Status::Error("refused");
-    *done = !(on && not_yet > 0 && not_yet-- > 0);
-    if (*done) switched.push_back(on);
+    switched.push_back(on);
     return {};
   }
   void disable() override { ++disabled; }
@@ -195,30 +193,6 @@ TEST_CASE("With gpu_burst=, the backend records ON in every EVERY and says when"
   pipeline.take_switches(&switches);
   REQUIRE_FALSE(switches.back().on);
   REQUIRE(switches.back().tick == 10020);
-}
-
-TEST_CASE("A burst whose backend is not ready yet starts at the first collection it is") {
-  auto owned = std::make_unique<FakeBackend>();
-  FakeBackend* backend = owned.get();
-  GpuPipeline pipeline(std::move(owned), TimeBase(0, 0, 1.0), false,
-                       std::chrono::milliseconds(1000), BurstOptions{100, 1000, 0});
-  std::vector<GpuActivity> out;
-  pipeline.collect(150, false, &out);  // the first burst ends
-  backend->not_yet = 2;
-  pipeline.collect(1010, false, &out);  // the second is due: not yet
-  pipeline.collect(1020, false, &out);  // not yet
-  pipeline.collect(1030, false, &out);  // now
-  REQUIRE(backend->switched == std::vector<bool>{false, true});
-  std::vector<core::RecordingSwitch> switches;
-  pipeline.take_switches(&switches);
-  REQUIRE(switches.size() == 3);
-  REQUIRE(switches[2].on);
-  REQUIRE(switches[2].tick == 1030);  // recording from when it was on, not from when it was due
-  pipeline.collect(1200, false, &out);
-  GpuStats stats;
-  pipeline.fill_stats(&stats);
-  REQUIRE(stats.bursts == 2);
-  REQUIRE(stats.recorded_ns == 150 + 170);
 }
 
 TEST_CASE("A backend that cannot switch keeps recording, said once") {

@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include "analysis/ranks.h"
 #include "analysis/step_window.h"
 #include "analysis/trace_report.h"
@@ -110,7 +110,7 @@ int run_report(const ReportArgs& args) {
       return 0;
     }
     nlohmann::json report = nlohmann::json::parse(sink.json());
-    report["dump"] = nlohmann::json::parse(dump_json(dump));
+    report["dump"] = dump_json(dump);
     std::printf("%s\n", report.dump().c_str());
     return 0;
   }

@@ -188,8 +188,11 @@ void CuptiTracer::collect(bool final, std::vector<GpuActivity>* out) {
   if (finalized_ || !attached_) return;
   if (releasing_) {
     // No CUPTI call until the release has happened: only what CUPTI handed back so far.
-    if (release_at_api_exit::take_released()) released(out);
-    pool_.consume([&](std::uint8_t* buffer, std::size_t valid) { parse(buffer, valid, out); });
+    if (release_at_api_exit::take_released()) {
+      released(out);
+    } else {
+      pool_.consume([&](std::uint8_t* buffer, std::size_t valid) { parse(buffer, valid, out); });
+    }
     return;
   }
   const CuptiApi& api = library_.api();
@@ -200,8 +203,7 @@ void CuptiTracer::collect(bool final, std::vector<GpuActivity>* out) {
     dropped_ += dropped;
 }
 
-Status CuptiTracer::set_recording(bool on, bool* done) {
-  *done = true;
+Status CuptiTracer::set_recording(bool on) {
   if (finalized_) return Status::Error("CUPTI was released");
   // Off is CUPTI let go of as at a session's end, and on is it taken again as at a start: never
   // CUPTI's kinds switched off and on under one subscription (which corrupted the heap of a

@@ -25,7 +25,7 @@ class CuptiTracer : public gpu::ActivitySource {
   void add_api_call(std::int64_t os_tid, std::uint32_t pthread_id, std::uint64_t begin,
                     std::uint64_t end, const CallSite* site, std::uint32_t correlation) override;
   void collect(bool final, std::vector<GpuActivity>* out) override;
-  Status set_recording(bool on, bool* done) override;
+  Status set_recording(bool on) override;
   void disable() override;
   void finalize() override;
   gpu::ActivityStats stats() const override;

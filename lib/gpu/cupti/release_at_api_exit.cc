@@ -6,11 +6,16 @@
 #include <thread>
 
 namespace gpuprobe::cupti::release_at_api_exit {
+
+std::atomic<int> detail::g_state{detail::kIdle};
+using detail::g_state;
+using detail::kIdle;
+using detail::kReleased;
+using detail::kReleasing;
+using detail::kRequested;
+
 namespace {
 
-enum State : int { kIdle, kRequested, kReleasing, kReleased };
-
-std::atomic<int> g_state{kIdle};
 // Written only while idle, before the request is published (release), read by the releasing
 // call after it claimed the request (acquire).
 const CuptiApi* g_api = nullptr;
@@ -41,8 +46,7 @@ Status request(const CuptiApi& api, CUpti_SubscriberHandle subscriber,
   return {};  // a call released it meanwhile
 }
 
-bool at_api_exit() {
-  if (g_state.load(std::memory_order_relaxed) != kRequested) return false;
+bool detail::release() {
   int expected = kRequested;
   if (!g_state.compare_exchange_strong(expected, kReleasing, std::memory_order_acquire)) {
     return false;

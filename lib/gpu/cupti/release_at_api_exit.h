@@ -13,6 +13,7 @@
 
 #include <cupti.h>
 
+#include <atomic>
 #include <cstddef>
 #include <vector>
 
@@ -27,9 +28,19 @@ namespace gpuprobe::cupti::release_at_api_exit {
 [[nodiscard]] Status request(const CuptiApi& api, CUpti_SubscriberHandle subscriber,
                              const std::vector<CUpti_ActivityKind>& kinds);
 
+namespace detail {
+// Never use these directly. The request's state, read inline by every API callback's exit: a
+// relaxed load when nothing is asked, the release itself out of line.
+enum State : int { kIdle, kRequested, kReleasing, kReleased };
+extern std::atomic<int> g_state;
+bool release();
+}  // namespace detail
+
 // From the subscriber's callback at a CUDA call's exit: releases CUPTI if a request is waiting.
 // True when it did (CUPTI is gone: the callback must do nothing more).
-bool at_api_exit();
+inline bool at_api_exit() {
+  return detail::g_state.load(std::memory_order_relaxed) == detail::kRequested && detail::release();
+}
 
 // True once when the requested release has happened (then nothing is pending).
 bool take_released();

@@ -138,9 +138,7 @@ TEST_CASE(
   take_buffer();
 
   g_calls.clear();
-  bool done = false;
-  REQUIRE(tracer.set_recording(false, &done).ok());
-  CHECK(done);
+  REQUIRE(tracer.set_recording(false).ok());
   CHECK(g_calls == kAskRelease);  // every API callback on: the next call comes through
   g_calls.clear();
   std::vector<GpuActivity> out;
@@ -152,12 +150,11 @@ TEST_CASE(
   g_calls.clear();
   api_exit();  // released once
   tracer.collect(false, &out);
-  REQUIRE(tracer.set_recording(false, &done).ok());  // already off: nothing
-  tracer.collect(false, &out);                       // detached: no flush either
+  REQUIRE(tracer.set_recording(false).ok());  // already off: nothing
+  tracer.collect(false, &out);                // detached: no flush either
   CHECK(g_calls.empty());
 
-  REQUIRE(tracer.set_recording(true, &done).ok());
-  CHECK(done);
+  REQUIRE(tracer.set_recording(true).ok());
   CHECK(g_calls == kStart);
   take_buffer();
   g_calls.clear();
@@ -181,8 +178,7 @@ TEST_CASE(
 void start_and_detach(CuptiTracer* tracer) {
   g_refuse_subscribe = false;
   REQUIRE(tracer->start().ok());
-  bool done = false;
-  REQUIRE(tracer->set_recording(false, &done).ok());
+  REQUIRE(tracer->set_recording(false).ok());
   api_exit();
   std::vector<GpuActivity> out;
   tracer->collect(false, &out);
@@ -194,11 +190,9 @@ TEST_CASE("A release no CUDA call took up is taken back: recording goes on under
   CuptiTracer tracer(library, kernels_only());
   g_refuse_subscribe = false;
   REQUIRE(tracer.start().ok());
-  bool done = false;
-  REQUIRE(tracer.set_recording(false, &done).ok());
+  REQUIRE(tracer.set_recording(false).ok());
   g_calls.clear();
-  REQUIRE(tracer.set_recording(true, &done).ok());  // the next burst, before any CUDA call
-  CHECK(done);
+  REQUIRE(tracer.set_recording(true).ok());  // the next burst, before any CUDA call
   CHECK(g_calls == kWithdraw);
   g_calls.clear();
   api_exit();  // nothing asked for any more
@@ -208,7 +202,7 @@ TEST_CASE("A release no CUDA call took up is taken back: recording goes on under
   CHECK(g_calls == std::vector<std::string>{"flush"});
 
   // The session's end with a release asked for and not taken up: taken back, then the usual end.
-  REQUIRE(tracer.set_recording(false, &done).ok());
+  REQUIRE(tracer.set_recording(false).ok());
   g_calls.clear();
   tracer.disable();
   tracer.finalize();
@@ -231,12 +225,11 @@ TEST_CASE("Another profiler that took CUPTI between bursts keeps it: never final
   CuptiTracer tracer(library, kernels_only());
   start_and_detach(&tracer);
   g_refuse_subscribe = true;  // torch.profiler subscribed meanwhile
-  bool done = false;
-  const Status s = tracer.set_recording(true, &done);
+  const Status s = tracer.set_recording(true);
   REQUIRE_FALSE(s.ok());
   CHECK(s.message().find("another profiler") != std::string::npos);
   CHECK(std::find(g_calls.begin(), g_calls.end(), "finalize") == g_calls.end());
-  CHECK_FALSE(tracer.set_recording(true, &done).ok());  // gpuprobe's GPU recording is over
+  CHECK_FALSE(tracer.set_recording(true).ok());  // gpuprobe's GPU recording is over
   g_calls.clear();
   tracer.disable();
   tracer.finalize();
