@@ -26,6 +26,9 @@ struct ActivityOptions {
   // The selected calls come from the backend's callbacks through the threads' rings, not from
   // its API activity records (never with all_api).
   bool api_callbacks = true;
+  // Between bursts: how long the kernels launched before a burst's end get to finish (and be
+  // timed) before the backend is let go of; what still runs then is lost, counted.
+  std::int64_t burst_drain_ns = 20'000'000;
 };
 
 struct ActivityStats {

@@ -96,11 +96,12 @@ int main() {
   }
   std::printf(
       "bursts: %d switches, %zu bursts, %zu of %ld kernels recorded, %zu outside, %zu calls "
-      "(%zu bad), stats: sampled %d bursts %llu recorded %.3f s dropped %llu\n",
+      "(%zu bad), stats: sampled %d bursts %llu recorded %.3f s dropped %llu (untimed %llu)\n",
       switches, on.size(), kernels, total, outside, calls, bad_calls, stats.gpu.sampled ? 1 : 0,
       static_cast<unsigned long long>(stats.gpu.bursts),
       static_cast<double>(stats.gpu.recorded_ns) / 1e9,
-      static_cast<unsigned long long>(stats.gpu.dropped));
+      static_cast<unsigned long long>(stats.gpu.dropped),
+      static_cast<unsigned long long>(stats.gpu.untimed));
   CHECK(stats.gpu.status == "cupti");
   CHECK(stats.gpu.sampled);
   CHECK(stats.gpu.bursts >= 6);  // 1.2 s / 150 ms

@@ -51,6 +51,10 @@ if [ "$part" = bursts ]; then
   configure
   cmake --build build-gpu --target cupti_burst_test launch_bench 2>&1 | tail -1
   build-gpu/test/gpu/cupti_burst_test 2>&1 | tee "$out/cupti_burst_test.log" | tail -4
+  echo "== the same with every core busy (a loaded machine starves the collector)"
+  for _ in $(seq "$(nproc)"); do timeout 20 sh -c 'while :; do :; done' & done
+  build-gpu/test/gpu/cupti_burst_test 2>&1 | tee "$out/cupti_burst_test_loaded.log" | tail -4
+  wait
   timeout "${LAUNCH_TIMEOUT:-200}" build-gpu/bench/gpu/launch_bench 2>&1 | tee "$out/launch_bench.txt" | tail -16
   exit 0
 fi

@@ -188,10 +188,15 @@ void CuptiTracer::collect(bool final, std::vector<GpuActivity>* out) {
   if (finalized_ || !attached_) return;
   if (releasing_) {
     // No CUPTI call until the release has happened: only what CUPTI handed back so far.
-    if (release_at_api_exit::take_released()) {
-      released(out);
-    } else {
+    if (!release_at_api_exit::take_released()) {
       pool_.consume([&](std::uint8_t* buffer, std::size_t valid) { parse(buffer, valid, out); });
+      return;
+    }
+    released(out);
+    if (!restart_) return;
+    restart_ = false;  // a burst fell due while the release drained: it starts now
+    if (Status s = start(); !s.ok()) {
+      base::print_notice("gpu_burst: cannot switch GPU recording on: " + s.message());
     }
     return;
   }
@@ -212,26 +217,41 @@ Status CuptiTracer::set_recording(bool on) {
   // pays nothing of CUPTI; another profiler may take it then, and the next burst says so and
   // recording stops.
   if (!on) {
+    restart_ = false;
     if (!attached_ || releasing_) return {};
-    Status s = release_at_api_exit::request(library_.api(), subscriber_, enabled_);
+    Status s = release_at_api_exit::request(library_.api(), subscriber_, enabled_,
+                                            options_.burst_drain_ns);
     if (s.ok()) releasing_ = true;
     return s;
   }
-  if (releasing_ && settle_release(&parked_)) return {};  // never let go of: still recording
+  if (releasing_) {
+    const Settled settled = settle_release(&parked_, /*end_now=*/false);
+    if (settled == Settled::kAttached) return {};  // never let go of: still recording
+    if (settled == Settled::kDraining) {
+      restart_ = true;  // taken again by the collection that sees the release done
+      return {};
+    }
+  }
   if (attached_) return {};
   return start();
 }
 
-bool CuptiTracer::settle_release(std::vector<GpuActivity>* keep) {
-  if (!releasing_) return true;
-  if (release_at_api_exit::withdraw(library_.api(), subscriber_)) {
+CuptiTracer::Settled CuptiTracer::settle_release(std::vector<GpuActivity>* keep, bool end_now) {
+  using release_at_api_exit::Withdrawal;
+  const CuptiApi& api = library_.api();
+  const Withdrawal w = release_at_api_exit::withdraw(api, subscriber_);
+  if (w == Withdrawal::kWithdrawn) {
     releasing_ = false;
-    callbacks_.reenable(library_.api(), subscriber_);  // the withdrawal turned whole domains off
-    return true;
+    callbacks_.reenable(api, subscriber_);  // the withdrawal turned whole domains off
+    return Settled::kAttached;
+  }
+  if (w == Withdrawal::kDraining) {
+    if (!end_now) return Settled::kDraining;
+    release_at_api_exit::finish_now();
   }
   release_at_api_exit::take_released();
   released(keep);
-  return false;
+  return Settled::kReleased;
 }
 
 void CuptiTracer::released(std::vector<GpuActivity>* keep) {
@@ -244,7 +264,8 @@ void CuptiTracer::released(std::vector<GpuActivity>* keep) {
 }
 
 void CuptiTracer::disable() {
-  settle_release(&parked_);
+  restart_ = false;
+  if (releasing_) settle_release(&parked_, /*end_now=*/true);
   if (!attached_) return;
   if (subscriber_ != nullptr) callbacks_.disable(library_.api(), subscriber_);
   for (CUpti_ActivityKind kind : enabled_) library_.api().activity_disable(kind);

@@ -36,9 +36,11 @@ class CuptiTracer : public gpu::ActivitySource {
   // Lets go of CUPTI as a session's end does: disabled, flushed (the records into `keep`, or
   // discarded), unsubscribed, finalized. start() takes it again.
   void detach(std::vector<GpuActivity>* keep);
-  // Ends a release asked for between bursts: withdrawn (true: still attached and recording) or,
-  // when a CUDA call let go of CUPTI meanwhile, finished (false; the records into `keep`).
-  bool settle_release(std::vector<GpuActivity>* keep);
+  enum class Settled { kAttached, kDraining, kReleased };
+  // Ends a pending release, at a burst's start or (`end_now`) the session's end: withdrawn when no
+  // CUDA call took it up (still attached and recording); else released — by the calls, or here
+  // when it drains and `end_now` — the records into `keep`; or, not `end_now`, left draining.
+  Settled settle_release(std::vector<GpuActivity>* keep, bool end_now);
   // After a CUDA call let go of CUPTI: forgets the subscriber, kinds and callbacks.
   void released(std::vector<GpuActivity>* keep);
   // The records CUPTI handed back into `keep` (or discarded), the pool no longer CUPTI's.
@@ -64,6 +66,7 @@ class CuptiTracer : public gpu::ActivitySource {
   bool finalized_ = false;
   bool attached_ = false;            // subscribed, the kinds and callbacks on (start())
   bool releasing_ = false;           // attached, a release at the next CUDA call asked for
+  bool restart_ = false;             // releasing, and the next burst already due
   std::vector<GpuActivity> parked_;  // what CUPTI handed back at a detach, out with collect()
   std::uint64_t dropped_ = 0;
 };

@@ -1,12 +1,15 @@
 // The CUPTI backend's calls, in order, against functions that stand in for CUPTI: a session's
 // start and end, and GPU bursts (gpu_burst=) — CUPTI let go of between bursts at the program's
 // next CUDA call, on its thread, the buffers it held handed back first, and taken again exactly
-// as at a start; a release no call took up is taken back; another profiler that took CUPTI in
+// as at a start; the kinds disabled first and CUPTI finalized only after the work in flight had
+// time to finish; a release no call took up is taken back; another profiler that took CUPTI in
 // between is told apart and never finalized.
 #include "gpu/cupti/cupti_tracer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/gpu_source.h"
@@ -114,6 +117,7 @@ gpu::ActivityOptions kernels_only() {
   o.buffer_count = 2;
   o.buffer_bytes = 4096;
   o.max_bytes = 4 * 4096;
+  o.burst_drain_ns = 0;  // the release in one step; the drain has its own test
   return o;
 }
 
@@ -172,6 +176,58 @@ TEST_CASE(
   g_calls.clear();
   tracer.finalize();
   CHECK(g_calls.empty());
+}
+
+TEST_CASE("The release drains: the kinds off at one call, CUPTI finalized at a call 1 ms later") {
+  g_calls.clear();
+  g_refuse_subscribe = false;
+  const CuptiLibrary library(fake_api());
+  gpu::ActivityOptions options = kernels_only();
+  options.burst_drain_ns = 1'000'000;
+  CuptiTracer tracer(library, options);
+  REQUIRE(tracer.start().ok());
+  take_buffer();
+  REQUIRE(tracer.set_recording(false).ok());
+  g_calls.clear();
+  api_exit();
+  CHECK(g_calls == std::vector<std::string>{"disable " + kKernelKind});
+  api_exit();  // within the drain: nothing
+  CHECK(g_calls.size() == 1);
+  CHECK(g_held.size() == 1);  // CUPTI still has the buffer the work in flight is written into
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  g_calls.clear();
+  api_exit();
+  CHECK(g_calls == std::vector<std::string>{"flush forced", "finalize"});
+  CHECK(g_held.empty());
+
+  // The next burst falls due while a release drains: it starts once the release is done.
+  std::vector<GpuActivity> out;
+  tracer.collect(false, &out);
+  REQUIRE(tracer.set_recording(true).ok());
+  take_buffer();
+  REQUIRE(tracer.set_recording(false).ok());
+  api_exit();  // the kinds off
+  g_calls.clear();
+  REQUIRE(tracer.set_recording(true).ok());  // cannot be taken back: no CUPTI call now
+  CHECK(g_calls.empty());
+  tracer.collect(false, &out);  // still draining: nothing either
+  CHECK(g_calls.empty());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  api_exit();
+  tracer.collect(false, &out);  // released, and taken again as at a start
+  std::vector<std::string> expected = {"flush forced", "finalize"};
+  expected.insert(expected.end(), kStart.begin(), kStart.end());
+  CHECK(g_calls == expected);
+
+  // The session's end while a release drains: flushed and finalized then, once.
+  take_buffer();
+  REQUIRE(tracer.set_recording(false).ok());
+  api_exit();
+  g_calls.clear();
+  tracer.disable();
+  tracer.finalize();
+  CHECK(g_calls == (std::vector<std::string>{"flush forced", "finalize"}));
+  CHECK(g_held.empty());
 }
 
 // Started, then let go of CUPTI for the time between two bursts; the calls log cleared.
