@@ -50,21 +50,26 @@ Status read_flight_dump(const std::string& dir, FlightDump* out) {
     return Status::Error(description.string() + " is not a gpuprobe dump description");
   }
   FlightDump& f = *out;
-  // The Perfetto trace where the dump wrote one (it keeps every field), else a Chrome trace.
-  std::string chrome;
+  // The flight window where the dump wrote one (the recorder's own bytes, the fastest to read),
+  // else the Perfetto trace (it keeps every field), else a Chrome trace.
+  std::string perfetto, chrome;
   for (const json& file : d.value("files", json::array())) {
     if (!file.is_string()) continue;
     const std::string name = file.get<std::string>();
-    if (name.find(".pftrace") != std::string::npos && f.trace.empty()) {
-      f.trace = (fs::path(dir) / name).string();
+    const std::string path = (fs::path(dir) / name).string();
+    if (name.find(".gpwindow") != std::string::npos && f.trace.empty()) {
+      f.trace = path;
+    } else if (name.find(".pftrace") != std::string::npos && perfetto.empty()) {
+      perfetto = path;
     } else if (name.find(".json") != std::string::npos && chrome.empty()) {
-      chrome = (fs::path(dir) / name).string();
+      chrome = path;
     }
   }
-  if (f.trace.empty()) f.trace = chrome;
+  if (f.trace.empty()) f.trace = perfetto.empty() ? chrome : perfetto;
   if (f.trace.empty()) {
     return Status::Error(description.string() +
-                         " lists no trace this command reads (dump_format= perfetto or chrome)");
+                         " lists no trace this command reads (dump_format= window, perfetto or "
+                         "chrome)");
   }
   f.name = get<std::string>(d, "name", fs::path(dir).filename().string());
   f.source = get<std::string>(d, "source", "");

@@ -11,6 +11,8 @@ P99 and max latency over all its slices.
 Arms (always-on is the README's production config: metrics=, flight=60, dump=, a P99 trigger too
 high to fire):
     none                    the server never imports gpuprobe
+    none-again              a second such server: its ratio to `none` is what two processes of
+                            the same program differ by here (the benchmark's floor)
     always-on               metrics=PORT,flight=60,dump=DIR,trigger=p99:request>1s/10s
     always-on+scraper       the same, with a hostile scraper on its metrics port during its
                             slices: 100 GET /metrics a second, one oversized request a second,
@@ -18,13 +20,17 @@ high to fire):
     always-on+dump          the same, with POST /dump one second into each of its slices (the
                             dump is written while the load runs)
     always-on+gpu-bursts    the same plus cupti=all,gpu_burst=1s/60s (where there is a GPU)
-Prints a table and one JSON line.
+With --pin, the servers share one set of cores and the load generator has another (so that no
+arm gets a core the others lack). Besides the median of the rounds' ratios, the ratio of the arm's
+requests over all rounds to the baseline's, and a 95 % interval of the rounds' mean ratio
+(bootstrap over rounds). Prints a table and one JSON line.
 """
 import argparse
 import http.client
 import json
 import os
 import pathlib
+import random
 import shutil
 import socket
 import statistics
@@ -40,6 +46,7 @@ SERVER = ROOT / "examples" / "serving" / "server.py"
 ALWAYS_ON = "metrics={port},flight=60,dump={dumps},trigger=p99:request>1s/10s"
 ARMS = {
     "none": None,
+    "none-again": None,
     "always-on": ALWAYS_ON,
     "always-on+scraper": ALWAYS_ON,
     "always-on+dump": ALWAYS_ON,
@@ -58,8 +65,25 @@ def quantile(values, q):
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
+def bootstrap_mean(values, resamples=4000, seed=1):
+    """A 95 % interval of the mean of `values` (resampled with replacement)."""
+    rng = random.Random(seed)
+    means = sorted(statistics.fmean(rng.choices(values, k=len(values)))
+                   for _ in range(resamples))
+    return means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]
+
+
+def parse_cpus(text):
+    """'0-5,8' -> {0, 1, 2, 3, 4, 5, 8}"""
+    cpus = set()
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return cpus
+
+
 class Arm:
-    def __init__(self, name, work, device):
+    def __init__(self, name, work, device, cpus=None):
         self.name = name
         self.port, self.metrics_port = free_port(), free_port()
         env = dict(os.environ)
@@ -71,8 +95,10 @@ class Arm:
             env["GPUPROBE"] = ARMS[name].format(port=self.metrics_port,
                                                 dumps=os.path.join(work, name + "-dumps"))
         self.log = open(os.path.join(work, name + ".log"), "w")
-        self.process = subprocess.Popen(args, env=env, stdout=self.log, stderr=subprocess.STDOUT)
-        self.ratios, self.ms, self.throughput = [], [], []
+        pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+        self.process = subprocess.Popen(args, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+                                        preexec_fn=pin)
+        self.ratios, self.ms, self.throughput, self.requests = [], [], [], []
         self.collector_s = 0.0
 
     def healthy(self):
@@ -193,12 +219,19 @@ def main():
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--seq", type=int, default=16)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--pin", metavar="SERVERS/CLIENT",
+                        help="cores for the servers and for the load generator, e.g. 2-7/8-11")
     args = parser.parse_args()
+    server_cpus = None
+    if args.pin:
+        servers, _, client = args.pin.partition("/")
+        server_cpus = parse_cpus(servers)
+        os.sched_setaffinity(0, parse_cpus(client))
     names = args.arms.split(",")
     if names[0] != "none" or any(n not in ARMS for n in names):
         raise SystemExit(f"--arms: 'none' first, then any of {', '.join(list(ARMS)[1:])}")
     work = tempfile.mkdtemp(prefix="gpuprobe-serving-cost-")
-    arms = [Arm(n, work, args.device) for n in names]
+    arms = [Arm(n, work, args.device, server_cpus) for n in names]
     body = json.dumps({"batch": args.batch, "seq": args.seq})
     scraped = refused = 0
     try:
@@ -232,6 +265,7 @@ def main():
                     scraped, refused = scraped + scraper.scrapes, refused + scraper.refused
                 a.collector_s += a.collector_seconds() - collector_before
                 throughput[a.name] = len(ms) / args.slice
+                a.requests.append(len(ms))
                 a.ms.extend(ms)
                 a.throughput.append(throughput[a.name])
             for a in arms:
@@ -239,16 +273,21 @@ def main():
         print(f"{args.rounds} rounds of {args.slice:.0f} s per arm, {args.workers} connections, "
               f"closed loop; baseline {statistics.median(arms[0].throughput):.1f} requests/s")
         print(f"{'arm':24} {'req/s':>8} {'x none (median)':>16} {'quartiles':>16} "
+              f"{'pooled':>7} {'95% of mean':>16} "
               f"{'P50 ms':>8} {'P99 ms':>8} {'max ms':>8} {'collector us/req':>17}")
         result = {}
         for a in arms:
             ratio = statistics.median(a.ratios)
+            pooled = sum(a.requests) / sum(arms[0].requests)
+            low, high = bootstrap_mean(a.ratios)
             per_request = a.collector_s / max(len(a.ms), 1) * 1e6
             print(f"{a.name:24} {statistics.median(a.throughput):8.1f} {ratio:16.4f} "
                   f"{quantile(a.ratios, 0.25):7.4f}..{quantile(a.ratios, 0.75):7.4f} "
+                  f"{pooled:7.4f} {low:7.4f}..{high:7.4f} "
                   f"{quantile(a.ms, 0.5):8.3f} {quantile(a.ms, 0.99):8.3f} {max(a.ms):8.3f} "
                   f"{per_request:17.1f}")
             result[a.name] = {"throughput": statistics.median(a.throughput), "ratio": ratio,
+                              "pooled": pooled, "mean_ci95": [low, high],
                               "ratios": a.ratios, "p50_ms": quantile(a.ms, 0.5),
                               "p99_ms": quantile(a.ms, 0.99), "max_ms": max(a.ms),
                               "collector_us_per_request": per_request}

@@ -59,6 +59,16 @@ class TimeBase {
   /// The lines the mapping is made of (1 for a plain line).
   std::size_t lines() const noexcept { return 1 + (earlier_ ? earlier_->size() : 0); }
 
+  /// Calls `f(ref_ticks, ref_wall_ns, ns_per_tick)` for each line, oldest first: what a file
+  /// carries of the mapping, rebuilt with the two constructors above.
+  template <class F>
+  void for_each_line(F&& f) const {
+    if (earlier_) {
+      for (const Line& l : *earlier_) f(l.ref_ticks, l.ref_wall_ns, l.ns_per_tick);
+    }
+    f(line_.ref_ticks, line_.ref_wall_ns, line_.ns_per_tick);
+  }
+
  private:
   struct Line {
     std::uint64_t ref_ticks = 0;

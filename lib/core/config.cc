@@ -272,9 +272,12 @@ Status apply_dump(std::string_view v, Config& c) {
 Status apply_dump_format(std::string_view v, Config& c) {
   c.flight.formats.clear();
   for (const std::string_view key : plus_items(v)) {
-    if (!SinkRegistry::get().contains(key) || key == "metrics" || key == "metrics_file") {
+    // "window" is not a sink: the flight recorder's own bytes (flight/window_file.h).
+    if (key != "window" &&
+        (!SinkRegistry::get().contains(key) || key == "metrics" || key == "metrics_file")) {
       return Status::Error("config key 'dump_format': " + quoted(key) +
-                           " is not an output a dump can write (e.g. perfetto+chrome)");
+                           " is not an output a dump can write (e.g. perfetto+chrome, or "
+                           "window)");
     }
     c.flight.formats.emplace_back(key);
   }
@@ -455,8 +458,10 @@ constexpr OptionSpec kOptions[] = {
      "temporary name and renamed when complete",
      apply_dump},
     {"dump_format", "KEY+KEY...", dump_formats,
-     "the outputs each dump writes (output keys above, e.g. perfetto+chrome+tensorboard); every "
-     "dump also has dump.json, which describes it",
+     "the outputs each dump writes (output keys above, e.g. perfetto+chrome+tensorboard, or "
+     "window: the recorder's own bytes, written as fast as they can be copied and read by every "
+     "gpuprobe command; gpuprobe convert makes the others of it); every dump also has dump.json, "
+     "which describes it",
      apply_dump_format},
     {"dump_after", "DURATION", [](const Config& c) { return seconds_of(c.flight.after_ns); },
      "how long after a trigger a dump keeps recording before it is written; recording never "

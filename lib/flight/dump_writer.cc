@@ -7,6 +7,7 @@
 
 #include "core/sink_registry.h"
 #include "flight/dump_directory.h"
+#include "flight/window_file.h"
 #include "gpuprobe/version.hpp"
 #include "sinks/json_writer.h"
 #include "sinks/output_file.h"
@@ -23,6 +24,7 @@ std::string file_for(const std::string& key, const TraceInfo& info) {
     return "chrome/" + sinks::host_name() + "_" + std::to_string(info.pid) + ".pt.trace.json";
   }
   if (key == "perfetto") return "trace.pftrace";
+  if (key == kWindowFormat) return "window.gpwindow";
   if (key == "tensorboard") return "tensorboard";
   return key;
 }
@@ -204,8 +206,13 @@ Status write_dump(const DumpJob& job, const StoreSnapshot& snapshot, const DumpC
   }
 
   std::vector<Output> outputs;
+  Output* window = nullptr;  // the flight window file, written from the chunks, not a sink
   for (const std::string& key : c.options->formats) {
     Output o{key, file_for(key, c.info), nullptr, ""};
+    if (key == kWindowFormat) {
+      outputs.push_back(std::move(o));
+      continue;
+    }
     const fs::path target = partial / o.file;
     fs::create_directories(target.parent_path(), ec);
     if (Status s = core::SinkRegistry::get().create(key, target.string(), &o.sink); !s.ok()) {
@@ -214,6 +221,9 @@ Status write_dump(const DumpJob& job, const StoreSnapshot& snapshot, const DumpC
       o.error = s.message();
     }
     outputs.push_back(std::move(o));
+  }
+  for (Output& o : outputs) {
+    if (o.key == kWindowFormat) window = &o;
   }
   std::vector<ThreadInfo> rows = c.session.threads;
   std::vector<ThreadSpan> spans(rows.size());
@@ -237,15 +247,17 @@ Status write_dump(const DumpJob& job, const StoreSnapshot& snapshot, const DumpC
     if (max_thread >= rows.size()) rows.resize(max_thread + 1);
     const EventBatch b{batch.data(), batch.size(), &c.time, &rows};
     for (Output& o : outputs) {
-      if (!o.error.empty()) continue;
+      if (!o.error.empty() || o.sink == nullptr) continue;
       if (Status s = o.sink->write(b); !s.ok()) o.error = s.message();
     }
   };
   // The GPU recording counter's value where the window starts, which the switch before the
   // window set: without it the dump's counter would begin only at the window's first switch.
+  std::vector<Event> added;  // events of the dump's own, around the window's
   if (!c.gpu_switches.empty() && c.gpu_switches.front().tick < job.from_tick) {
-    write_all({Event{EventType::kCounter, c.gpu_switch_row, &core::kGpuRecordingSite, job.from_tick,
-                     job.from_tick, c.gpu_switches.front().on ? 1.0 : 0.0}});
+    added.push_back(Event{EventType::kCounter, c.gpu_switch_row, &core::kGpuRecordingSite,
+                          job.from_tick, job.from_tick, c.gpu_switches.front().on ? 1.0 : 0.0});
+    write_all({added.back()});
   }
   decode(snapshot, job.from_tick, job.to_tick, write_all);
   // The moment the dump was asked for, as an instant on the timeline.
@@ -253,7 +265,8 @@ Status write_dump(const DumpJob& job, const StoreSnapshot& snapshot, const DumpC
   const CallSite marker{marker_name.c_str(), "", "", 0, 0xFFE15759, Category::kApp};
   if (!rows.empty()) {
     const std::uint32_t thread = job.thread < rows.size() ? job.thread : 0;
-    write_all({Event{EventType::kInstant, thread, &marker, job.at_tick, job.at_tick, 0.0}});
+    added.push_back(Event{EventType::kInstant, thread, &marker, job.at_tick, job.at_tick, 0.0});
+    write_all({added.back()});
   }
 
   Stats stats = c.session;
@@ -265,8 +278,15 @@ Status write_dump(const DumpJob& job, const StoreSnapshot& snapshot, const DumpC
   }
   stats.gpu.records = gpu_events;
   for (Output& o : outputs) {
-    if (!o.error.empty()) continue;
+    if (!o.error.empty() || o.sink == nullptr) continue;
     if (Status s = o.sink->close(stats, c.time); !s.ok()) o.error = s.message();
+  }
+  if (window != nullptr) {
+    const WindowFacts facts{c.info, c.time, stats, job.from_tick, job.to_tick};
+    if (Status s = write_window_file((partial / window->file).string(), snapshot, added, facts);
+        !s.ok()) {
+      window->error = s.message();
+    }
   }
   const bool any =
       std::any_of(outputs.begin(), outputs.end(), [](const Output& o) { return o.error.empty(); });

@@ -17,6 +17,9 @@
 
 namespace gpuprobe::flight {
 
+// The dump format that is not a sink: the recorder's chunks as they are (flight/window_file.h).
+inline constexpr char kWindowFormat[] = "window";
+
 // One dump asked for: by a trigger, the API, HTTP or a signal.
 struct DumpJob {
   std::string name;     // the directory's name (dump_name())

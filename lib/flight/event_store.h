@@ -1,5 +1,5 @@
-// The flight recorder's memory: the events of the last seconds, encoded compactly (varints,
-// times as deltas, names as indices; under 10 bytes a range, 24 a kernel) into chunks of 64 KiB. A
+// The flight recorder's memory: the events of the last seconds, encoded compactly
+// (formats/flight_events.h: under 10 bytes a range, 24 a kernel) into chunks of 64 KiB. A
 // full chunk is sealed and never changes again, so a dump shares it with the store instead of
 // copying it, and the collector goes on appending while the dump is written. The oldest chunks
 // are dropped as they age out of the window or as the store reaches its memory cap, and the
@@ -14,25 +14,16 @@
 #include <unordered_map>
 #include <vector>
 
+#include "formats/flight_events.h"
 #include "gpuprobe/trace_model.hpp"
 
 namespace gpuprobe::flight {
 
-struct Chunk {
-  std::vector<std::uint8_t> bytes;
-  std::uint64_t first_tick = 0;  // the base of the first event's delta
-  std::uint64_t min_tick = ~std::uint64_t{0};
-  std::uint64_t max_tick = 0;  // the latest end in it: when it ages out
-  std::uint32_t events = 0;
-};
-
+using Chunk = formats::flight_events::Chunk;
 // What a dump reads: sealed chunks shared with the store, a copy of the open one, and the name
 // tables as they were. Reading it needs no lock.
-struct StoreSnapshot {
-  std::vector<std::shared_ptr<const Chunk>> chunks;
-  std::vector<const CallSite*> sites;
-  std::vector<const char*> names;
-};
+using StoreSnapshot = formats::flight_events::ChunkSet;
+using formats::flight_events::decode;
 
 struct StoreCounters {
   std::uint64_t events = 0;              // kept now
@@ -59,11 +50,12 @@ class EventStore {
   void clear();
   StoreCounters counters() const noexcept;
 
- private:
-  void seal();
+  // The tables' indices, for the encoder (formats/flight_events.h).
   std::uint32_t site_index(const CallSite* site);
   std::uint32_t name_index(const char* name);
-  void encode_gpu(const GpuActivity& a);
+
+ private:
+  void seal();
 
   const std::uint64_t max_bytes_;
   std::deque<std::shared_ptr<const Chunk>> sealed_;
@@ -78,11 +70,5 @@ class EventStore {
   std::vector<const char*> names_;
   std::unordered_map<const char*, std::uint32_t> name_ids_;
 };
-
-// Decodes the events of `snapshot` that overlap [from, to] (ticks), in the order they were
-// appended, handing them to `emit` in batches; a batch's events and their GPU activities are
-// valid during the call.
-void decode(const StoreSnapshot& snapshot, std::uint64_t from, std::uint64_t to,
-            const std::function<void(const std::vector<Event>&)>& emit);
 
 }  // namespace gpuprobe::flight

@@ -1,6 +1,10 @@
 #include "readers/trace_file.h"
 
+#include <cstring>
+
+#include "formats/flight_window.h"
 #include "readers/byte_source.h"
+#include "readers/flight_window_reader.h"
 #include "readers/perfetto_trace_reader.h"
 
 namespace gpuprobe::readers {
@@ -18,6 +22,12 @@ Status read_trace_file(const std::string& path, Sink& sink, const ProgressFn& pr
   std::size_t i = 0;
   while (i < n && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) ++i;
   if (Status s = ByteSource::open_file(path, &in); !s.ok()) return s;
+  if (n >= sizeof formats::flight_window::kMagic &&
+      std::memcmp(head, formats::flight_window::kMagic, sizeof formats::flight_window::kMagic) ==
+          0) {
+    if (format != nullptr) *format = TraceFormat::kFlightWindow;
+    return read_flight_window(*in, sink, progress);
+  }
   if (i < n && (head[i] == '{' || head[i] == '[')) {
     if (format != nullptr) *format = TraceFormat::kChrome;
     return read_chrome_trace(*in, sink, progress);
@@ -27,8 +37,8 @@ Status read_trace_file(const std::string& path, Sink& sink, const ProgressFn& pr
     return read_perfetto_trace(*in, sink, progress);
   }
   return Status::Error(path +
-                       ": byte 0: expected a Chrome trace ('{' or '[') or a Perfetto "
-                       "trace (a packet, byte 0x0a), found " +
+                       ": byte 0: expected a Chrome trace ('{' or '['), a Perfetto "
+                       "trace (a packet, byte 0x0a) or a flight window (GPWINDOW), found " +
                        (n == 0 ? std::string("an empty file")
                                : "byte " + std::to_string(static_cast<unsigned char>(head[0]))));
 }

@@ -1,5 +1,5 @@
-// A trace file of any format gpuprobe reads — Chrome JSON or Perfetto protobuf, either one
-// gzipped — told apart by its content, read into a Sink.
+// A trace file of any format gpuprobe reads — Chrome JSON, Perfetto protobuf or a flight window
+// (formats/flight_window.h), any of them gzipped — told apart by its content, read into a Sink.
 #pragma once
 
 #include <string>
@@ -9,7 +9,7 @@
 
 namespace gpuprobe::readers {
 
-enum class TraceFormat { kChrome, kPerfetto };
+enum class TraceFormat { kChrome, kPerfetto, kFlightWindow };
 
 // Reads `path` into `sink`. `format`, when not null, receives the format found.
 Status read_trace_file(const std::string& path, Sink& sink, const ProgressFn& progress = {},

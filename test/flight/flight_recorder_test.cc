@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "flight/dump_directory.h"
@@ -143,6 +144,51 @@ TEST_CASE("a slow request writes one dump: the window before, the time after, se
   for (const auto& entry : fs::directory_iterator(dir.path)) {
     CHECK(entry.path().filename().string().front() != '.');
   }
+}
+
+TEST_CASE("dump_format=window writes the recorder's bytes; they read back as the Perfetto trace") {
+  TempDir dir;
+  Session session("flight=5,dump=" + dir.path.string() + ",dump_format=window+perfetto");
+  REQUIRE(session.ok());
+  for (int i = 0; i < 2000; ++i) {
+    GPUPROBE_RANGE("request");
+    GPUPROBE_COUNTER("queue depth", i % 5);
+  }
+  std::string path;
+  REQUIRE(gpuprobe::dump("window test", &path).ok());
+  REQUIRE(session.stop().ok());
+  const std::vector<fs::path> dumps = dumps_in(dir.path);
+  REQUIRE(dumps.size() == 1);
+  CHECK(description(dumps[0])["files"] ==
+        nlohmann::json::array({"window.gpwindow", "trace.pftrace"}));
+  const auto window = read_dump(dumps[0], "window.gpwindow");
+  const auto perfetto = read_dump(dumps[0], "trace.pftrace");
+  CHECK(count_named(window, "request") == 2000);
+  CHECK(count_named(window, "queue depth") == 2000);
+  CHECK(count_named(window, "gpuprobe dump: window test") == 1);
+  REQUIRE(window.size() == perfetto.size());
+  // Perfetto's counters are on tracks of the process, not of a thread.
+  const auto key = [](const testing::CapturedEvent& e) {
+    return std::make_tuple(e.begin_ns, e.end_ns, e.name,
+                           e.type == EventType::kCounter ? 0 : e.os_tid, e.value);
+  };
+  std::vector<decltype(key(window[0]))> a, b;
+  for (const auto& e : window) a.push_back(key(e));
+  for (const auto& e : perfetto) b.push_back(key(e));
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == b[i]) continue;
+    if (differ++ < 3) {
+      WARN(std::get<2>(a[i]) << " " << std::get<0>(a[i]) << ".." << std::get<1>(a[i]) << " tid "
+                             << std::get<3>(a[i]) << " v " << std::get<4>(a[i]) << " | "
+                             << std::get<2>(b[i]) << " " << std::get<0>(b[i]) << ".."
+                             << std::get<1>(b[i]) << " tid " << std::get<3>(b[i]) << " v "
+                             << std::get<4>(b[i]));
+    }
+  }
+  CHECK(differ == 0);
 }
 
 TEST_CASE("gpuprobe::dump() asks from any thread; the hourly cap holds; no recorder is an error") {

@@ -487,8 +487,9 @@ TEST_CASE("files that are not traces, or not there") {
   std::ofstream(path).close();
   s = readers::read_trace_file(path, sink);
   CHECK(s.message() == path +
-                           ": byte 0: expected a Chrome trace ('{' or '[') or a Perfetto trace (a "
-                           "packet, byte 0x0a), found an empty file");
+                           ": byte 0: expected a Chrome trace ('{' or '['), a Perfetto trace (a "
+                           "packet, byte 0x0a) or a flight window (GPWINDOW), found an empty "
+                           "file");
   fs::remove(path);
   s = readers::read_trace_file(fs::temp_directory_path().string(), sink);
   CHECK(s.message().find("not a regular file") != std::string::npos);

@@ -12,16 +12,17 @@ void add_info_command(CLI::App& app, CommandRun* run) {
   CLI::App* cmd = app.add_subcommand(
       "info", "what a trace holds: duration, events per category, steps, threads, devices, drops");
   auto file = std::make_shared<std::string>();
-  cmd->add_option("FILE", *file, "a trace: Chrome JSON or Perfetto, gzipped or not")->required();
+  cmd->add_option("FILE", *file,
+                  "a trace: Chrome JSON, Perfetto or a flight window, gzipped or not")
+      ->required();
   cmd->callback([file, run] {
     *run = [file] {
       TraceSummarySink sink(stdout);
       readers::TraceFormat format = readers::TraceFormat::kChrome;
       const Status s = readers::read_trace_file(*file, sink, {}, &format);
       if (!s.ok()) return fail(s);
-      std::printf("format       %s\n", format == readers::TraceFormat::kChrome
-                                           ? "Chrome trace JSON"
-                                           : "Perfetto protobuf");
+      const char* names[] = {"Chrome trace JSON", "Perfetto protobuf", "gpuprobe flight window"};
+      std::printf("format       %s\n", names[static_cast<int>(format)]);
       return 0;
     };
   });
