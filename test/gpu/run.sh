@@ -4,7 +4,8 @@
 # (git-ignored; `apt-get download` them there) and are unpacked into a private prefix.
 #   test/gpu/run.sh [all|python|bursts|production|serving [BENCH ARGS]]   (writes logs under $OUT
 #   when set; python: that part only; production: the serving scenario test with Prometheus, the
-#   always-on cost benchmark and the full-window dump; serving: the PyTorch serving workload under
+#   always-on cost benchmarks (HTTP servers, and in one process: PRODUCTION_PARTS=inprocess) and the
+#   full-window dump; serving: the PyTorch serving workload under
 #   each recorder, bench/gpu/torch_serving_bench.py, with its arguments)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -138,6 +139,9 @@ if [ "$part" = production ]; then
   [[ $parts == *cost* ]] && PYTHONPATH="$pkg" timeout 300 python3 bench/python/serving_cost.py --device cuda \
     --arms none,always-on,always-on+scraper,always-on+dump,always-on+gpu-bursts \
     ${COST_ARGS:-} 2>&1 | grep -v Warning | tee "$out/serving_cost.txt" | tail -12
+  echo "== always-on cost in one process (bench/python/always_on_cost.py)"
+  [[ $parts == *inprocess* ]] && PYTHONPATH="$pkg" timeout 300 python3 bench/python/always_on_cost.py \
+    --device cuda ${INPROCESS_ARGS:-} 2>&1 | grep -v Warning | tee "$out/always_on_cost.txt" | tail -8
   echo "== a dump of a full 256 MiB window"
   [[ $parts == *dump* ]] && build-gpu/bench/flight_bench --benchmark_filter=FullWindow 2>&1 | tee "$out/full_window.txt" | tail -3
   exit 0
