@@ -25,7 +25,9 @@ constexpr std::string_view kProfilerFrameCompileData = "entire_frame_compile_dat
 }  // namespace
 
 bool is_frame_compile(const CallSite& site) {
-  return site.category == Category::kCompile || site.name == kProfilerFrameCompile;
+  // A compile's phases are ranges inside it, not compiles.
+  if (site.category == Category::kCompile) return !starts_with(site.name, te::kCompilePhase);
+  return site.name == kProfilerFrameCompile;
 }
 
 void Compile::Runs::add(std::uint32_t thread, std::int64_t begin, std::int64_t end) {
@@ -63,6 +65,8 @@ void Compile::add_mark(const char* name) {
     c.fallbacks.emplace_back(name + sizeof te::kEagerFallback - 1);
   } else if (starts_with(name, te::kGraphBreak)) {
     c.graph_breaks[name + sizeof te::kGraphBreak - 1]++;
+  } else if (starts_with(name, te::kGeneratedCode)) {
+    add_generated_code(name + sizeof te::kGeneratedCode - 1);
   } else if (starts_with(name, te::kCacheHit)) {
     // "cache hit <id> <layer>"
     const std::string_view rest(name + sizeof te::kCacheHit - 1);
@@ -85,6 +89,30 @@ void Compile::add_mark(const char* name) {
   }
 }
 
+// "<id>: <path>: <kernel>, <kernel>, ..." (the list may end ", and N more").
+void Compile::add_generated_code(std::string_view mark) {
+  const std::size_t id_end = mark.find(": ");
+  if (id_end == std::string_view::npos) return;
+  const std::size_t path_end = mark.find(": ", id_end + 2);
+  CompileResult::GeneratedModule m;
+  m.compile_id = std::string(mark.substr(0, id_end));
+  m.path = std::string(mark.substr(id_end + 2, path_end == std::string_view::npos
+                                                   ? std::string_view::npos
+                                                   : path_end - id_end - 2));
+  if (path_end != std::string_view::npos) {
+    std::string_view list = mark.substr(path_end + 2);
+    while (!list.empty()) {
+      const std::size_t comma = list.find(", ");
+      const std::string_view kernel = list.substr(0, comma);
+      if (!kernel.empty() && kernel.rfind("and ", 0) != 0) m.kernels.emplace_back(kernel);
+      if (comma == std::string_view::npos) break;
+      list.remove_prefix(comma + 2);
+    }
+  }
+  for (const std::string& k : m.kernels) generated_kernels_[k] = result_.generated.size();
+  result_.generated.push_back(std::move(m));
+}
+
 // torch.profiler's "entire_frame_compile_data: fn_name=..., compile_id=F/N": frame F's compile
 // N, a recompile when N > 0 (such a trace does not say why).
 void Compile::add_profiler_compile_id(const char* name) {
@@ -101,8 +129,13 @@ void Compile::add_profiler_compile_id(const char* name) {
 void Compile::add(const ReportEvent& r) {
   const Event& e = *r.event;
   CompileResult& c = result_;
-  if (e.type == EventType::kCounter && e.site->category == Category::kCompile) {
+  // By name alone: a Perfetto trace's counter tracks carry no category.
+  if (e.type == EventType::kCounter) {
     const std::string_view name = e.site->name;
+    if (starts_with(e.site->name, te::kCompilePhaseSeconds)) {
+      c.phase_seconds[std::string(name.substr(sizeof te::kCompilePhaseSeconds - 1))] = e.value;
+      return;
+    }
     double* slot = name == te::kCacheHits          ? &c.cache_hits
                    : name == te::kCacheMisses      ? &c.cache_misses
                    : name == te::kGraphOps         ? &c.graph_ops
@@ -114,6 +147,13 @@ void Compile::add(const ReportEvent& r) {
   }
   if (e.type == EventType::kInstant && e.site->category == Category::kCompile) {
     add_mark(e.site->name);
+    return;
+  }
+  if (e.type == EventType::kGpu && e.gpu->kind == GpuActivityKind::kKernel &&
+      e.gpu->name != nullptr) {
+    auto& [ns, runs] = kernel_time_[e.gpu->name];
+    ns += r.end_ns - r.begin_ns;
+    ++runs;
     return;
   }
   if (e.type != EventType::kRange || r.row == nullptr) return;  // CPU ranges only
@@ -129,6 +169,12 @@ void Compile::add(const ReportEvent& r) {
 void Compile::finish(const TraceContext& trace) {
   // Compiled code: graph runs when the trace has them (frames also hold graph breaks' eager code).
   for (Runs& runs : runs_) runs.flush();
+  for (const auto& [kernel, module] : generated_kernels_) {
+    const auto it = kernel_time_.find(kernel);
+    if (it == kernel_time_.end()) continue;
+    result_.generated[module].kernel_gpu_ns += it->second.first;
+    result_.generated[module].kernel_runs += it->second.second;
+  }
   const Runs& runs = runs_[1].count > 0 ? runs_[1] : runs_[2];
   CompileResult& c = result_;
   c.runs = runs.count;
@@ -166,6 +212,16 @@ void Compile::write_json(const TraceContext&, nlohmann::json* report) const {
       explained.push_back(miss.compile_id + " " + name + ": " + miss.what);
   }
   j["cache_layers"] = layers;
+  j["phase_seconds"] = c.phase_seconds;
+  json generated = json::array();
+  for (const auto& m : c.generated) {
+    generated.push_back({{"compile_id", m.compile_id},
+                         {"path", m.path},
+                         {"kernels", m.kernels},
+                         {"kernel_gpu_ms", ms(m.kernel_gpu_ns)},
+                         {"kernel_runs", m.kernel_runs}});
+  }
+  j["generated_code"] = generated;
   j["cache_misses_explained"] = explained;
   j["cache_hits"] = known(c.cache_hits);
   j["cache_misses"] = known(c.cache_misses);

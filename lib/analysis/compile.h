@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analysis/analysis.h"
@@ -34,6 +36,18 @@ struct CompileResult {
     std::vector<Miss> explained;
   };
   std::map<std::string, CacheLayer> cache_layers;
+  // Each phase group's own time over all compiles (Dynamo, AOTAutograd, Inductor, code
+  // generation, kernel compile), from gpuprobe.torch's counters; empty without them.
+  std::map<std::string, double> phase_seconds;
+  // The modules compiles generated: the compile, the source's path, its kernels, and the GPU
+  // time of those kernels in this trace (by name: CUPTI names a Triton kernel as Inductor does).
+  struct GeneratedModule {
+    std::string compile_id, path;
+    std::vector<std::string> kernels;
+    std::int64_t kernel_gpu_ns = 0;
+    std::uint64_t kernel_runs = 0;
+  };
+  std::vector<GeneratedModule> generated;
   std::uint64_t steps = 0;  // for the amortised cost per step
   // The last values of gpuprobe.torch's compile counters; negative when absent.
   double cache_hits = -1, cache_misses = -1, graph_ops = -1, kernels_generated = -1;
@@ -59,6 +73,7 @@ class Compile : public Analysis {
 
  private:
   void add_mark(const char* name);
+  void add_generated_code(std::string_view mark);
   void add_profiler_compile_id(const char* name);
 
   // Runs of compiled code of one kind, nested or overlapping ones merged per thread as they come.
@@ -70,6 +85,10 @@ class Compile : public Analysis {
     void flush();
   };
   Runs runs_[3];  // by NameStats::compiled_run
+  // Kernel name -> its module in result_.generated; and the GPU time of kernels by name, kept
+  // until the end (a kernel may run before the mark of the compile that made it arrives).
+  std::unordered_map<std::string, std::size_t> generated_kernels_;
+  std::unordered_map<std::string, std::pair<std::int64_t, std::uint64_t>> kernel_time_;
   CompileResult result_;
 };
 

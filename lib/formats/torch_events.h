@@ -17,6 +17,14 @@ inline constexpr char kRecompileLimitHit[] = "recompile limit hit: ";  // Dynamo
 // "AOTAutograd".
 inline constexpr char kCacheMiss[] = "cache miss ";
 inline constexpr char kCacheHit[] = "cache hit ";
+// From the structured trace too: a range per phase of a compile, "compile phase: <Dynamo's
+// dynamo_timed name>" (inside the compile's range; never counted as a compile), counters
+// "compile phase seconds: <group>" (Dynamo, AOTAutograd, Inductor, code generation, kernel
+// compile: each phase's own time, totals since watching), and an instant per generated module,
+// "generated code <id>: <path of its source>: <kernel>, <kernel>, ...".
+inline constexpr char kCompilePhase[] = "compile phase: ";
+inline constexpr char kCompilePhaseSeconds[] = "compile phase seconds: ";
+inline constexpr char kGeneratedCode[] = "generated code ";
 // Each run of an Inductor-compiled graph (category torch).
 inline constexpr char kCompiledGraph[] = "compiled graph";
 inline constexpr char kCompiledGraphForward[] = "compiled graph (forward)";
@@ -53,6 +61,9 @@ inline constexpr NamedEvent kAll[] = {
     {"recompile_limit_hit", kRecompileLimitHit},
     {"cache_miss", kCacheMiss},
     {"cache_hit", kCacheHit},
+    {"compile_phase", kCompilePhase},
+    {"compile_phase_seconds", kCompilePhaseSeconds},
+    {"generated_code", kGeneratedCode},
     {"compiled_graph_forward", kCompiledGraphForward},
     {"compiled_graph_backward", kCompiledGraphBackward},
     {"cache_hits", kCacheHits},

@@ -11,11 +11,11 @@ time (0.56 -> 0.60 s a compile of a small module on the CPU, interleaved, FX gra
 never the compiled code's runs; `watch_compile(cache_keys=False)` goes without. Where this torch
 has no structured trace, the watcher says so once."""
 import json
-import logging
 import re
 
 from gpuprobe import _core
 from gpuprobe.torch._common import EVENTS
+from gpuprobe.torch.structured_trace import Reader, compile_id, trace_log
 
 # The structured trace's cache artifacts: layer name, outcome.
 _ARTIFACTS = {
@@ -29,15 +29,6 @@ _ARTIFACTS = {
 _COMPONENT = re.compile(r"\[(\w+)\] ([^:]+): (.*)", re.S)
 _TENSOR = re.compile(r"dtype=torch\.(\w+), shape=torch\.Size\(\[([^\]]*)\]\), stride=\(([^)]*)\)")
 _MAX_CHANGES = 8  # components named per miss; the rest counted
-
-
-def compile_id(metadata):
-    """The compile id as PyTorch writes it: "frame/compile", "_attempt" when restarted."""
-    frame, compile_ = metadata.get("frame_id"), metadata.get("frame_compile_id")
-    if frame is None or compile_ is None:
-        return ""
-    attempt = metadata.get("attempt") or 0
-    return f"{frame}/{compile_}" + (f"_{attempt}" if attempt else "")
 
 
 def components(payload):
@@ -79,39 +70,27 @@ def changed(before, after):
     return out + [graph] if graph else out
 
 
-class CacheKeys(logging.Handler):
+class CacheKeys(Reader):
     """Attached to torch's structured trace logger while a watcher is open: each cache outcome
     becomes an instant in category compile ("cache miss <id> FX graph: <changes>", "cache hit
     <id> FX graph") and an entry of ``events``."""
 
-    def __init__(self, trace_log):
-        super().__init__(logging.DEBUG)
-        self._log = trace_log
-        self._level = None  # the logger's level before, where this raised it
+    def __init__(self, log):
         self._last = {}  # (frame id, layer) -> the components of its last compile
         # (layer, the graph's hash) -> the components of its last compile: the same graph again
         # after torch._dynamo.reset() (a new frame id), e.g. under another inductor config
         self._by_graph = {}
         self._seen = set()  # (frame id, layer) compiled since watching
         self.events = []  # {"compile_id", "layer", "outcome", "changed": [...], "key"}
-        trace_log.addHandler(self)
-        if not trace_log.isEnabledFor(logging.DEBUG):  # TORCH_TRACE raises it itself
-            self._level = trace_log.level
-            trace_log.setLevel(logging.DEBUG)
+        super().__init__(log)
 
-    def emit(self, record):
-        try:
-            metadata = getattr(record, "metadata", None)
-            if not isinstance(metadata, dict):
-                return
-            artifact = metadata.get("artifact")
-            if not isinstance(artifact, dict) or artifact.get("name") not in _ARTIFACTS:
-                return
-            layer, outcome = _ARTIFACTS[artifact["name"]]
-            payload = json.loads(getattr(record, "payload", None) or "{}")
-            self._record(compile_id(metadata), metadata.get("frame_id"), layer, outcome, payload)
-        except Exception:  # never into torch's compile
-            pass
+    def record(self, metadata, payload):
+        artifact = metadata.get("artifact")
+        if not isinstance(artifact, dict) or artifact.get("name") not in _ARTIFACTS:
+            return
+        layer, outcome = _ARTIFACTS[artifact["name"]]
+        self._record(compile_id(metadata), metadata.get("frame_id"), layer, outcome,
+                     json.loads(payload or "{}"))
 
     def _record(self, cid, frame, layer, outcome, payload):
         now = components(payload)
@@ -144,22 +123,8 @@ class CacheKeys(logging.Handler):
         self.events.append(event)
         _core.instant(name[:600], "compile")
 
-    def close(self):
-        self._log.removeHandler(self)
-        if self._level is not None:
-            self._log.setLevel(self._level)
-        super().close()
-
 
 def watch(unavailable):
     """A CacheKeys on this torch's structured trace, or None with the reason in `unavailable`."""
-    try:
-        from torch._logging import _internal
-    except ImportError:
-        unavailable.append("the structured trace (torch._logging): no cache-key changes")
-        return None
-    trace_log = getattr(_internal, "trace_log", None)
-    if trace_log is None:
-        unavailable.append("the structured trace's logger: no cache-key changes")
-        return None
-    return CacheKeys(trace_log)
+    log = trace_log(unavailable, "no cache-key changes")
+    return CacheKeys(log) if log is not None else None

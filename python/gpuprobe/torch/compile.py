@@ -9,8 +9,11 @@ import threading
 import time
 
 from gpuprobe import _core
-from gpuprobe.torch import cache_keys as _cache_keys
+from gpuprobe.torch import structured_trace as _structured_trace
 from gpuprobe.torch._common import EVENTS, FeatureUnavailable, _torch
+from gpuprobe.torch.cache_keys import CacheKeys
+from gpuprobe.torch.compile_phases import CompilePhases
+from gpuprobe.torch.generated_code import GeneratedCode
 
 
 @dataclasses.dataclass
@@ -29,6 +32,11 @@ class CompileReport:
     # {"compile_id", "layer", "outcome" (hit, miss, bypass), "changed": [(component, before,
     # after)] since the frame's last compile, "key"}
     cache_events: list = dataclasses.field(default_factory=list)
+    # Per compile id, each phase group's own seconds (compile_phases.py): Dynamo, AOTAutograd,
+    # Inductor, code generation, kernel compile
+    phases: dict = dataclasses.field(default_factory=dict)
+    # Per generated module: {"compile_id", "path" of its source, "kernels": [(name, kind)]}
+    generated_code: list = dataclasses.field(default_factory=list)
 
     @property
     def graph_break_count(self):
@@ -170,6 +178,8 @@ class CompileWatcher:
     - "recompile limit hit: ..." when Dynamo gives up recompiling a frame;
     - per compile and cache layer, "cache miss <id> FX graph: <the key components that changed
       since the frame's last compile>" or "cache hit <id> FX graph" (cache_keys.py);
+    - the compile's phases as ranges "compile phase: <span>" and their time per group as
+      counters (compile_phases.py); "generated code <id>: <path>: <kernels>" (generated_code.py);
     - totals as counters (cache hits and misses, graph ops, kernels generated);
 
     and each run of a compiled graph as a range (see ``_record_graph_runs``).
@@ -218,8 +228,12 @@ class CompileWatcher:
         if missing:
             self.unavailable.append(missing)
         # About 7 % more compile time (the artifacts torch formats for it), never at run time.
-        self._cache_keys = _cache_keys.watch(self.unavailable) if cache_keys else None
-        self._cache_events = self._cache_keys.events if self._cache_keys is not None else []
+        log = (_structured_trace.trace_log(
+            self.unavailable, "no cache outcomes, compile phases or generated code")
+            if cache_keys else None)
+        self._trace_readers = ([CacheKeys(log), CompilePhases(log), GeneratedCode(log)]
+                               if log is not None else [])
+        self._cache_events = self._trace_readers[0].events if self._trace_readers else []
         _watchers.append(self)
         self._log_handler = _LimitHandler(self)
         logging.getLogger("torch._dynamo").addHandler(self._log_handler)
@@ -378,6 +392,9 @@ class CompileWatcher:
             recompile_limit_hits=list(self._limit_hits),
             compile_seconds=self._compile_seconds,
             cache_events=list(self._cache_events),
+            phases={k: dict(v) for k, v in self._trace_readers[1].phases.items()}
+            if self._trace_readers else {},
+            generated_code=list(self._trace_readers[2].modules) if self._trace_readers else [],
         )
 
     def close(self):
@@ -393,9 +410,9 @@ class CompileWatcher:
                     pass
             self._callbacks = None
         logging.getLogger("torch._dynamo").removeHandler(self._log_handler)
-        if self._cache_keys is not None:
-            self._cache_keys.close()
-            self._cache_keys = None
+        for reader in self._trace_readers:
+            reader.close()
+        self._trace_readers = []
         if self in _watchers:
             _watchers.remove(self)
         _graph_calls.remove()
@@ -404,6 +421,7 @@ class CompileWatcher:
 
 def watch_compile(cache_keys=True):
     """Starts observing torch.compile; returns a CompileWatcher (``report()``, ``close()``).
-    ``cache_keys=False``: no per-compile cache outcomes and changed key components (they make
-    each compile about 7 % slower: torch formats its structured-trace artifacts for them)."""
+    ``cache_keys=False``: without PyTorch's structured trace — no per-compile cache outcomes and
+    changed key components, no compile phases, no generated code (reading it makes each compile
+    about 7 % slower: torch formats its artifacts for it)."""
     return CompileWatcher(cache_keys)

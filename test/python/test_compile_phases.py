@@ -1,0 +1,101 @@
+"""Where a compile's time goes and what it generated (gpuprobe.torch's reading of PyTorch's
+structured trace): each compile's time split into Dynamo, AOTAutograd, Inductor, code
+generation and kernel compile, the parts adding up to the compile's own span; the phases as
+ranges inside the compile's range that the report never counts as compiles; and the module each
+compile generated, with the path of its source and the kernels it defines — in the watcher's
+report, on the timeline and in `gpuprobe report`'s compile section."""
+import json
+import os
+import pathlib
+import re
+import subprocess
+
+import pytest
+
+import gpuprobe
+
+torch = pytest.importorskip("torch")
+import gpuprobe.torch as gt  # noqa: E402
+
+CLI = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build")) / "gpuprobe"
+GROUPS = ["Dynamo", "AOTAutograd", "Inductor", "code generation", "kernel compile"]
+
+
+def body(x):
+    return torch.cos(x) * 3 - 1
+
+
+@pytest.fixture
+def compiled_twice(tmp_path, monkeypatch):
+    """Two real compiles (a new shape) under a watcher and a Session: report, trace, CLI JSON."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    torch._dynamo.reset()
+    trace = tmp_path / "trace.json"
+    watcher = gt.watch_compile()
+    try:
+        with gpuprobe.Session(f"chrome={trace}"):
+            f = torch.compile(body, dynamic=False)
+            f(torch.ones(8, 4))
+            f(torch.ones(16, 4))
+        report = watcher.report()
+    finally:
+        watcher.close()
+        torch._dynamo.reset()
+    if not report.phases and any("structured trace" in u for u in watcher.unavailable):
+        pytest.skip("skipped: this torch has no structured trace")
+    data = json.loads(subprocess.run([str(CLI), "report", "--json", str(trace)],
+                                     capture_output=True, text=True, check=True).stdout)
+    text = subprocess.run([str(CLI), "report", str(trace)], capture_output=True, text=True,
+                          check=True).stdout
+    return report, json.loads(trace.read_text())["traceEvents"], data, text
+
+
+def test_each_compile_is_split_into_its_phases(compiled_twice):
+    report, _, _, _ = compiled_twice
+    assert sorted(report.phases) == ["0/0", "0/1"]
+    for c in report.compiles:
+        phases = report.phases[c["compile_id"]]
+        assert set(GROUPS) <= set(phases), phases  # a full compile passes through every phase
+        assert all(v > 0 for v in phases.values()), phases
+        # Own times: they add up to the frame compile's span (entire_frame_compile), which is
+        # the compile's time less what Dynamo's metrics count around it.
+        assert sum(phases.values()) <= c["seconds"] * 1.02 + 0.005
+        assert sum(phases.values()) >= c["seconds"] * 0.5
+
+
+def test_phases_are_ranges_inside_the_compile_never_compiles(compiled_twice):
+    _, events, data, text = compiled_twice
+    ranges = [e for e in events if e.get("ph") == "X"]
+    compiles = [e for e in ranges if e["name"].startswith("torch.compile ")]
+    phases = [e for e in ranges if e["name"].startswith("compile phase: ")]
+    assert len(compiles) == 2
+    names = {e["name"] for e in phases}
+    assert {"compile phase: entire_frame_compile", "compile phase: bytecode_tracing",
+            "compile phase: inductor_compile", "compile phase: code_gen"} <= names
+    for p in phases:  # each inside one of the compiles (to the timestamps' microsecond)
+        assert any(c["ts"] - 1 <= p["ts"] and p["ts"] + p["dur"] <= c["ts"] + c["dur"] + 1
+                   for c in compiles), p
+    assert data["compile"]["compiles"] == 2  # the phase ranges are not counted as compiles
+    assert set(GROUPS) <= set(data["compile"]["phase_seconds"])
+    assert sum(data["compile"]["phase_seconds"].values()) * 1e3 <= data["compile"]["compile_ms"]
+    assert re.search(r"phases \(own time, [\d.]+ ms in all\): Dynamo [\d.]+ ms", text)
+
+
+def test_the_generated_code_is_named_with_its_kernels(compiled_twice):
+    report, events, data, text = compiled_twice
+    modules = report.generated_code
+    assert [m["compile_id"] for m in modules] == ["0/0", "0/1"]
+    for m in modules:
+        assert pathlib.Path(m["path"]).is_file()
+        source = pathlib.Path(m["path"]).read_text()
+        assert m["kernels"], m
+        for name, kind in m["kernels"]:  # defined in that source, as Inductor names them
+            assert f"{name} = async_compile.{kind}(" in source
+    marks = [e["name"] for e in events if e.get("ph") == "i"
+             and e["name"].startswith("generated code ")]
+    assert marks[0].startswith(f"generated code 0/0: {modules[0]['path']}: ")
+    assert modules[0]["kernels"][0][0] in marks[0]
+    assert [(g["compile_id"], g["path"]) for g in data["compile"]["generated_code"]] == \
+        [(m["compile_id"], m["path"]) for m in modules]
+    assert data["compile"]["generated_code"][0]["kernels"] == [k for k, _ in modules[0]["kernels"]]
+    assert f"generated by 0/1: {modules[1]['path']}" in text
