@@ -60,7 +60,7 @@ void GpuIdle::finish(const TraceContext& trace) {
     r.sampled = true;
     for (const Interval& i : recorded_) r.recorded_ns += i.end - i.begin;
   }
-  LogHistogram launch_delay;
+  LogHistogram launch_delay, kernel_time, launch_call;
   std::map<std::uint32_t, std::vector<Interval>> device_work;
   for (auto& [key, spans] : streams_) {
     std::sort(spans.begin(), spans.end(),
@@ -75,12 +75,14 @@ void GpuIdle::finish(const TraceContext& trace) {
       const auto launch = launches_.find(k.correlation);
       if (k.kernel) {
         ++s.kernels;
+        kernel_time.add(k.end - k.start);
         if (k.end - k.start < options_.tiny_kernel_ns) {
           ++r.tiny_kernels;
           r.tiny_kernel_ns += k.end - k.start;
         }
         if (launch != launches_.end()) {
           launch_delay.add(std::max<std::int64_t>(k.start - launch->second.second, 0));
+          launch_call.add(launch->second.second - launch->second.first);
           ++r.launches;
         }
       } else {
@@ -106,6 +108,14 @@ void GpuIdle::finish(const TraceContext& trace) {
   r.launch_delay_p50_us = launch_delay.quantile_ns(0.5) * 1e-3;
   r.launch_delay_p99_us = launch_delay.quantile_ns(0.99) * 1e-3;
   r.launch_delay_max_us = launch_delay.quantile_ns(1.0) * 1e-3;
+  for (const StreamStats& s : r.streams) r.kernels += s.kernels;
+  if (r.kernels > 0) {
+    r.kernel_p50_us = kernel_time.quantile_ns(0.5) * 1e-3;
+    const double seconds =
+        static_cast<double>(r.sampled ? r.recorded_ns : trace.end_ns - trace.start_ns) * 1e-9;
+    if (seconds > 0) r.kernels_per_second = static_cast<double>(r.kernels) / seconds;
+  }
+  if (r.launches > 0) r.launch_call_p50_us = launch_call.quantile_ns(0.5) * 1e-3;
   const double span = trace.span_ns();
   const double denominator =
       r.sampled && r.recorded_ns > 0 ? static_cast<double>(r.recorded_ns) : span;
@@ -158,6 +168,10 @@ void GpuIdle::write_json(const TraceContext&, nlohmann::json* report) const {
   gpu["busy_timeline_percent"] = r.busy_timeline;
   gpu["streams"] = streams;
   gpu["tiny_kernels"] = {{"count", r.tiny_kernels}, {"ms", ms(r.tiny_kernel_ns)}};
+  gpu["kernels"] = {{"count", r.kernels},
+                    {"per_second", r.kernels_per_second},
+                    {"p50_us", r.kernel_p50_us},
+                    {"launch_call_p50_us", r.launch_call_p50_us}};
   gpu["launch_delay_us"] = {{"launches", r.launches},
                             {"p50", r.launch_delay_p50_us},
                             {"p99", r.launch_delay_p99_us},

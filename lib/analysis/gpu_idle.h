@@ -28,6 +28,10 @@ struct GpuIdleResult {
   std::uint64_t tiny_kernels = 0;
   std::int64_t tiny_kernel_ns = 0;
   std::uint64_t launches = 0;  // kernels whose launch call is in the trace
+  // All kernels: how many, how many a second (of the recorded time with bursts), their median
+  // duration, and the median duration of their launch calls (the host's cost of one).
+  std::uint64_t kernels = 0;
+  double kernels_per_second = 0, kernel_p50_us = 0, launch_call_p50_us = 0;
   double launch_delay_p50_us = 0, launch_delay_p99_us = 0, launch_delay_max_us = 0;
   std::vector<double> busy_timeline;  // share of each of 100 equal slices with GPU work, %
   // GPU activity recorded in bursts (gpu_burst=; the kGpuRecordingCounter in the trace): the busy

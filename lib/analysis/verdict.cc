@@ -18,18 +18,32 @@ std::string verdict(const GpuIdleResult& r, const KernelBoundsResult& b, std::in
   const auto share = [gpu_kernel_ns](std::int64_t ns) {
     return 100.0 * static_cast<double>(ns) / static_cast<double>(gpu_kernel_ns);
   };
+  // Before CPU-bound: a host busy launching kernels too small to keep the GPU busy is the
+  // "kernels too small" case, and its fix is fewer, larger kernels, not less host work.
+  if (gpu_kernel_ns > 0 && r.tiny_kernel_ns * 2 > gpu_kernel_ns) {
+    std::string launch;
+    if (r.launch_call_p50_us > 0) {
+      launch = absl::StrFormat(" against %.1f us to launch each (the median launch call)",
+                               r.launch_call_p50_us);
+    }
+    const std::string waits =
+        busy < 50 && idle > 0 && host * 2 > idle
+            ? absl::StrFormat("; the GPU works %.0f%% of the time, waiting for the next launch",
+                              busy)
+            : "";
+    return absl::StrFormat(
+        "launch-bound (kernels too small): kernels under %.0f us take %.0f%% of GPU time; %.0f "
+        "kernels a second, their median %.1f us on the GPU%s%s: fuse them (torch.compile) or "
+        "capture them in CUDA graphs",
+        static_cast<double>(tiny_kernel_ns) * 1e-3, share(r.tiny_kernel_ns), r.kernels_per_second,
+        r.kernel_p50_us, launch, waits);
+  }
   if (busy < 50 && idle > 0 && host * 2 > idle) {
     return absl::StrFormat(
         "CPU-bound: the busiest GPU works %.0f%% of the time and %.0f%% of the gaps "
         "between its kernels are host wait (the CPU had not launched the next kernel "
         "yet): move work off the launching thread, batch more, or use CUDA graphs",
         busy, 100.0 * static_cast<double>(host) / static_cast<double>(idle));
-  }
-  if (gpu_kernel_ns > 0 && r.tiny_kernel_ns * 2 > gpu_kernel_ns) {
-    return absl::StrFormat(
-        "launch-bound: kernels under %.0f us take %.0f%% of GPU time: fuse them "
-        "(torch.compile) or capture them in CUDA graphs",
-        static_cast<double>(tiny_kernel_ns) * 1e-3, share(r.tiny_kernel_ns));
   }
   if (b.communication_class_ns * 2 > gpu_kernel_ns) {
     return absl::StrFormat(

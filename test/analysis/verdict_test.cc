@@ -43,6 +43,24 @@ TEST_CASE("tiny kernels most of the GPU time: launch-bound") {
   CHECK(starts(verdict(g, KernelBoundsResult{}, 100 * kMs, 10'000), "launch-bound"));
 }
 
+TEST_CASE("a mostly idle GPU of tiny kernels is launch-bound, not CPU-bound, with the numbers") {
+  // 10 000 tiny eager kernels: the GPU works 5 % of the time, waiting for the host's launches.
+  GpuIdleResult g = one_stream(5, 90 * kMs, 5 * kMs, 0);
+  g.tiny_kernel_ns = 5 * kMs;
+  g.kernels = 10'000;
+  g.kernels_per_second = 100'000;
+  g.kernel_p50_us = 0.5;
+  g.launch_call_p50_us = 4.2;
+  const std::string v = verdict(g, KernelBoundsResult{}, 5 * kMs, 10'000);
+  CAPTURE(v);
+  CHECK(starts(v, "launch-bound (kernels too small): kernels under 10 us take 100% of GPU time"));
+  CHECK(v.find("100000 kernels a second, their median 0.5 us on the GPU against 4.2 us to "
+               "launch each") != std::string::npos);
+  CHECK(v.find("the GPU works 5% of the time, waiting for the next launch") != std::string::npos);
+  CHECK(v.find("torch.compile") != std::string::npos);
+  CHECK(v.find("CUDA graphs") != std::string::npos);
+}
+
 TEST_CASE("by the class that holds most kernel time: communication, memory, compute, else plain") {
   const GpuIdleResult busy = one_stream(95, 0, 1, 0);
   KernelBoundsResult b;
