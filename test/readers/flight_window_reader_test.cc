@@ -152,8 +152,9 @@ TEST_CASE("a flight window reads back as the store held it, through read_trace_f
                                  [](const auto& e) { return e.name == "request"; });
   CHECK(last->begin_ns == w.facts.time.wall_ns(1000 + 2999 * 1000));
 
-  REQUIRE(sink.gpu().size() == 3000);
-  const GpuActivity& k = sink.gpu()[1];
+  const std::vector<GpuActivity> gpu = sink.gpu();
+  REQUIRE(gpu.size() == 3000);
+  const GpuActivity& k = gpu[1];
   CHECK(sink.names[1] == "void gemm<128>(float*)");
   CHECK(k.correlation == 2);
   CHECK(k.stream == 7);
