@@ -8,6 +8,19 @@ namespace {
 
 using analysis::NameStats;
 
+// An outlier's deviating ranges, indented by their depth: what took longer than its own median.
+void print_deviations(std::FILE* o, const std::vector<analysis::Deviation>& ds, std::int64_t excess,
+                      int indent) {
+  for (const analysis::Deviation& d : ds) {
+    std::fprintf(
+        o, "%*s%s %.3f ms (its median %.3f ms): +%.3f ms, %.0f%% of the excess\n", 2 * indent, "",
+        d.name.c_str(), analysis::ms(d.duration_ns), analysis::ms(d.median_ns),
+        analysis::ms(d.excess_ns),
+        excess > 0 ? 100.0 * static_cast<double>(d.excess_ns) / static_cast<double>(excess) : 0.0);
+    print_deviations(o, d.children, excess, indent + 1);
+  }
+}
+
 std::vector<const NameStats*> sorted(std::vector<const NameStats*> rows, const std::string& by) {
   const auto key = [&](const NameStats* s) -> double {
     if (by == "calls") return static_cast<double>(s->count);
@@ -262,10 +275,12 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
       if (n++ == opt.limit) break;
       std::fprintf(o, "  %9.3f ms at +%.3f ms (%s):", ms(out.duration_ns),
                    ms(out.begin_ns - r.start_ns), out.thread.c_str());
-      if (out.causes.empty()) std::fprintf(o, " nothing recorded overlaps it");
+      if (out.causes.empty() && out.children.empty())
+        std::fprintf(o, " nothing recorded overlaps it");
       for (const analysis::CauseOverlap& c : out.causes)
         std::fprintf(o, "  %s %.3f ms", c.cause.c_str(), ms(c.overlap_ns));
       std::fputc('\n', o);
+      print_deviations(o, out.children, out.excess_ns, 2);
     }
     if (!r.jitter.cause_summary.empty()) {
       // Each cause's share of the outliers' time above their median: causes can overlap one

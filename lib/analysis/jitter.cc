@@ -17,6 +17,24 @@ constexpr const char* kCauseNames[] = {"gc pause", "compile", "allocator", "sync
 
 bool contains(const char* s, const char* part) { return std::strstr(s, part) != nullptr; }
 
+// Each deviation with its share of the outlier's excess, and its own deviations inside it.
+nlohmann::json deviations(const std::vector<Deviation>& ds, std::int64_t excess,
+                          std::int64_t start) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const Deviation& d : ds) {
+    a.push_back(
+        {{"name", d.name},
+         {"start_ms", ms(d.begin_ns - start)},
+         {"duration_ms", ms(d.duration_ns)},
+         {"median_ms", ms(d.median_ns)},
+         {"excess_ms", ms(d.excess_ns)},
+         {"share_of_excess",
+          excess > 0 ? static_cast<double>(d.excess_ns) / static_cast<double>(excess) : 0.0},
+         {"children", deviations(d.children, excess, start)}});
+  }
+  return a;
+}
+
 }  // namespace
 
 void Jitter::add(const ReportEvent& r) {
@@ -124,7 +142,9 @@ void Jitter::finish(const TraceContext& trace) {
     const std::int64_t excess = std::max<std::int64_t>(
         o.duration_ns - static_cast<std::int64_t>(target->quantile_ns(0.5)), 0);
     r.excess_ns += excess;
+    o.excess_ns = excess;
     o.thread = inst.thread < threads.size() ? threads[inst.thread].name : "";
+    o.children = deviating_children(names_, target, inst.thread, inst.begin, inst.end, excess);
     const auto note = [&](int cause, std::int64_t ns, std::uint64_t n) {
       o.causes.push_back({summary[cause].cause, ns, n});
       summary[cause].overlap_ns += ns;
@@ -176,8 +196,10 @@ void Jitter::write_json(const TraceContext& trace, nlohmann::json* report) const
   for (const Outlier& o : result_.outliers) {
     outliers.push_back({{"start_ms", ms(o.begin_ns - trace.start_ns)},
                         {"duration_ms", ms(o.duration_ns)},
+                        {"excess_ms", ms(o.excess_ns)},
                         {"thread", o.thread},
-                        {"causes", causes(o.causes)}});
+                        {"causes", causes(o.causes)},
+                        {"children", deviations(o.children, o.excess_ns, trace.start_ns)}});
   }
   (*report)["jitter"] = {{"range", result_.latency_name},
                          {"threshold_ms", result_.outlier_threshold_ms},

@@ -14,6 +14,7 @@
 #include "analysis/gpu_idle.h"
 #include "analysis/intervals.h"
 #include "analysis/names.h"
+#include "analysis/outlier_children.h"
 
 namespace gpuprobe::analysis {
 
@@ -28,8 +29,10 @@ struct CauseOverlap {
 
 struct Outlier {
   std::int64_t begin_ns = 0, duration_ns = 0;
+  std::int64_t excess_ns = 0;  // above the median instance
   std::string thread;
   std::vector<CauseOverlap> causes;  // by overlap, largest first
+  std::vector<Deviation> children;   // the ranges inside it that deviated, top-down
 };
 
 struct JitterResult {

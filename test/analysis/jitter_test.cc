@@ -131,3 +131,49 @@ TEST_CASE("allocator calls, synchronizations and large copies are causes; small 
 
 }  // namespace
 }  // namespace gpuprobe::test
+
+namespace gpuprobe::test {
+namespace {
+
+TEST_CASE("an outlier is explained by the children that deviated from their medians, top-down") {
+  // 400 requests of 0.36 ms, each a parse (0.05 ms) and a forward (0.3 ms) holding a compute
+  // (0.08 ms); request 200's compute takes 12.1 ms, all of it in one launch of 11.9 ms (which
+  // every other compute runs in 0.02 ms). Nothing else is recorded: no GC, no compile, no GPU.
+  Trace t;
+  std::int64_t at = 0;
+  const std::int64_t us = kMs / 1000;
+  for (int i = 0; i < 400; ++i) {
+    const bool slow = i == 200;
+    const std::int64_t launch = slow ? 11'900 * us : 20 * us;
+    const std::int64_t compute = launch + 60 * us;
+    const std::int64_t forward = compute + 220 * us;
+    const std::int64_t request = forward + 60 * us;
+    t.range(kRequest, at, at + request);
+    t.range(kParse, at + 5 * us, at + 55 * us);
+    t.range(kForward, at + 60 * us, at + 60 * us + forward);
+    t.range(kCompute, at + 100 * us, at + 100 * us + compute);
+    t.range(kLaunch, at + 120 * us, at + 120 * us + launch);
+    at += request + 100 * us;
+  }
+  const analysis::JitterResult& r = t.run().jitter;
+  REQUIRE(r.latency_name == "request");
+  REQUIRE(r.outliers.size() == 1);
+  const analysis::Outlier& o = r.outliers[0];
+  CHECK(o.duration_ns == (11'900 + 60 + 220 + 60) * us);
+  REQUIRE(o.children.size() == 1);  // parse did not deviate
+  const analysis::Deviation& forward = o.children[0];
+  CHECK(forward.name == "forward");
+  CHECK(forward.median_ns == Approx(300 * us).epsilon(0.02));
+  CHECK(static_cast<double>(forward.excess_ns) / static_cast<double>(o.excess_ns) ==
+        Approx(1.0).epsilon(0.02));
+  REQUIRE(forward.children.size() == 1);
+  CHECK(forward.children[0].name == "compute");
+  REQUIRE(forward.children[0].children.size() == 1);
+  const analysis::Deviation& launch = forward.children[0].children[0];
+  CHECK(launch.name == "launch");
+  CHECK(launch.duration_ns == 11'900 * us);
+  CHECK(launch.excess_ns == Approx(11'880 * us).epsilon(0.02));
+}
+
+}  // namespace
+}  // namespace gpuprobe::test
