@@ -28,13 +28,14 @@ from gpuprobe._core import (
     step,
 )
 from gpuprobe._schedule import ProfilerAction, profile, schedule, tensorboard_trace_handler
+from gpuprobe._report import report
 
 __version__ = _core.version
 
 __all__ = [
     "Session", "range", "instant", "counter", "step", "set_thread_name", "set_category_enabled",
     "category_enabled", "watch_gc", "unwatch_gc", "schedule", "profile", "ProfilerAction",
-    "tensorboard_trace_handler", "help", "dump",
+    "tensorboard_trace_handler", "help", "dump", "report",
 ]
 
 
