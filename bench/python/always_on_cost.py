@@ -22,7 +22,6 @@ import contextlib
 import json
 import os
 import pathlib
-import random
 import shutil
 import socket
 import statistics
@@ -38,6 +37,7 @@ import torch  # noqa: E402
 import gpuprobe  # noqa: E402
 import gpuprobe.torch  # noqa: E402
 from server import Service  # noqa: E402
+from interleaved import bootstrap_mean, quantile  # noqa: E402
 
 ALWAYS_ON = "metrics=127.0.0.1:{port},flight=60,dump={dumps},trigger=p99:request>1s/10s"
 
@@ -48,16 +48,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-def quantile(values, q):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def bootstrap_mean(values, resamples=4000, seed=1):
-    rng = random.Random(seed)
-    means = sorted(statistics.fmean(rng.choices(values, k=len(values)))
-                   for _ in range(resamples))
-    return means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]
 
 
 def closed_loop(service, seconds, batch, seq):

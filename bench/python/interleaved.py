@@ -7,8 +7,23 @@ A case is (statement, globals, context): `context` is a callable returning a con
 entered around that case's measurement only (a recording session, say), or None.
 """
 import contextlib
+import random
 import statistics
 import timeit
+
+
+def quantile(values, q):
+    """The value at quantile q of `values` (the nearest rank at or above it)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def bootstrap_mean(values, resamples=4000, seed=1):
+    """A 95 % interval of the mean of `values` (resampled with replacement, over rounds)."""
+    rng = random.Random(seed)
+    means = sorted(statistics.fmean(rng.choices(values, k=len(values)))
+                   for _ in range(resamples))
+    return means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]
 
 
 def per_use_ns(stmt, g, number):

@@ -5,7 +5,6 @@ and repeated in one run (bench/python/interleaved.py).
     python bench/python/range_variants.py [--rounds N]
 """
 import argparse
-import contextlib
 import os
 import sys
 import tempfile

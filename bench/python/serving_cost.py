@@ -30,7 +30,6 @@ import http.client
 import json
 import os
 import pathlib
-import random
 import shutil
 import socket
 import statistics
@@ -40,6 +39,8 @@ import tempfile
 import threading
 import time
 import urllib.request
+
+from interleaved import bootstrap_mean, quantile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SERVER = ROOT / "examples" / "serving" / "server.py"
@@ -60,17 +61,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-def quantile(values, q):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
-def bootstrap_mean(values, resamples=4000, seed=1):
-    """A 95 % interval of the mean of `values` (resampled with replacement)."""
-    rng = random.Random(seed)
-    means = sorted(statistics.fmean(rng.choices(values, k=len(values)))
-                   for _ in range(resamples))
-    return means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]
 
 
 def parse_cpus(text):
