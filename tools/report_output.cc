@@ -262,6 +262,14 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
     for (const auto& [reason, n] : c.graph_breaks)
       std::fprintf(o, "    %llux %s\n", static_cast<unsigned long long>(n), reason.c_str());
   }
+  if (r.data.batches > 0) {
+    std::fprintf(o,
+                 "\ndata loading: %llu batches, %.3f ms waiting for them (%.0f%% of the %s "
+                 "time); per batch P50 %.3f ms, P99 %.3f ms, max %.3f ms\n",
+                 static_cast<unsigned long long>(r.data.batches), ms(r.data.wait_ns),
+                 100 * r.data.share, r.data.steps_ns > 0 ? "steps'" : "trace's", r.data.p50_ms,
+                 r.data.p99_ms, r.data.max_ms);
+  }
   if (!r.jitter.latency_name.empty()) {
     std::fprintf(o, "\njitter: %zu outliers of \"%s\" above %.3f ms\n", r.jitter.outliers.size(),
                  r.jitter.latency_name.c_str(), r.jitter.outlier_threshold_ms);

@@ -14,7 +14,8 @@ TraceReport::TraceReport(ReportOptions options)
       bounds_(names_),
       latency_(names_),
       jitter_({options_.latency_name, options_.outlier_threshold_ms, options_.large_copy_bytes},
-              names_, gpu_) {}
+              names_, gpu_),
+      data_(names_) {}
 
 Status TraceReport::open(const TraceInfo& info) {
   info_ = info;
@@ -59,7 +60,8 @@ Status TraceReport::close(const Stats& stats, const TimeBase&) {
   r.latency = latency_.result();
   r.jitter = jitter_.result();
   r.compile = compile_.result();
-  r.verdict = verdict(r.gpu, r.bounds, r.names.gpu_kernel_ns, options_.tiny_kernel_ns);
+  r.data = data_.result();
+  r.verdict = verdict(r.gpu, r.bounds, r.data, r.names.gpu_kernel_ns, options_.tiny_kernel_ns);
   return {};
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/compile.h"
+#include "analysis/data_loading.h"
 #include "analysis/gpu_idle.h"
 #include "analysis/jitter.h"
 #include "analysis/kernel_bounds.h"
@@ -53,6 +54,7 @@ struct ReportResult {
   std::vector<LatencyRow> latency;
   JitterResult jitter;
   CompileResult compile;
+  DataLoadingResult data;
   std::string verdict;  // what bounds the program, in a sentence
 };
 
@@ -87,7 +89,8 @@ class TraceReport : public Sink {
   Latency latency_;
   Jitter jitter_;
   Compile compile_;
-  Analysis* const analyses_[6] = {&names_, &gpu_, &bounds_, &latency_, &jitter_, &compile_};
+  DataLoading data_;
+  Analysis* const analyses_[7] = {&names_, &gpu_, &bounds_, &latency_, &jitter_, &compile_, &data_};
   std::uint64_t events_ = 0;
   std::int64_t first_ns_ = INT64_MAX, last_ns_ = INT64_MIN;
   ReportResult result_;

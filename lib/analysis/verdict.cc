@@ -4,8 +4,19 @@
 
 namespace gpuprobe::analysis {
 
-std::string verdict(const GpuIdleResult& r, const KernelBoundsResult& b, std::int64_t gpu_kernel_ns,
+std::string verdict(const GpuIdleResult& r, const KernelBoundsResult& b,
+                    const DataLoadingResult& data, std::int64_t gpu_kernel_ns,
                     std::int64_t tiny_kernel_ns) {
+  // First: a program waiting for its input looks CPU-bound (its GPU idles for host wait) or
+  // like a CPU-only one, and neither fix helps it.
+  if (data.batches > 0 && data.share >= 0.5) {
+    return absl::StrFormat(
+        "data-loading-bound: the %s wait for their next batch %.0f%% of the time (%llu "
+        "batches, P50 %.3f ms, P99 %.3f ms each): more DataLoader workers (num_workers), "
+        "pin_memory, a larger prefetch_factor, or a faster dataset",
+        data.steps_ns > 0 ? "steps" : "program", 100 * data.share,
+        static_cast<unsigned long long>(data.batches), data.p50_ms, data.p99_ms);
+  }
   if (r.streams.empty()) return "CPU only: no GPU activity in this trace";
   std::int64_t host = 0, kernel = 0, other = 0;
   for (const StreamStats& s : r.streams) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "analysis/data_loading.h"
 #include "analysis/gpu_idle.h"
 #include "analysis/kernel_bounds.h"
 
@@ -11,6 +12,7 @@ namespace gpuprobe::analysis {
 
 // `gpu_kernel_ns`: all kernels' time; `tiny_kernel_ns`: the threshold GpuIdle counted under.
 std::string verdict(const GpuIdleResult& gpu, const KernelBoundsResult& bounds,
-                    std::int64_t gpu_kernel_ns, std::int64_t tiny_kernel_ns);
+                    const DataLoadingResult& data, std::int64_t gpu_kernel_ns,
+                    std::int64_t tiny_kernel_ns);
 
 }  // namespace gpuprobe::analysis

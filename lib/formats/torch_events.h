@@ -25,6 +25,9 @@ inline constexpr char kCacheHit[] = "cache hit ";
 inline constexpr char kCompilePhase[] = "compile phase: ";
 inline constexpr char kCompilePhaseSeconds[] = "compile phase seconds: ";
 inline constexpr char kGeneratedCode[] = "generated code ";
+// The wait for the next batch (category torch): a range over each next() of an iterator that
+// gpuprobe.torch.instrument_dataloader() wraps.
+inline constexpr char kDataWait[] = "dataloader next";
 // Each run of an Inductor-compiled graph (category torch).
 inline constexpr char kCompiledGraph[] = "compiled graph";
 inline constexpr char kCompiledGraphForward[] = "compiled graph (forward)";
@@ -64,6 +67,7 @@ inline constexpr NamedEvent kAll[] = {
     {"compile_phase", kCompilePhase},
     {"compile_phase_seconds", kCompilePhaseSeconds},
     {"generated_code", kGeneratedCode},
+    {"data_wait", kDataWait},
     {"compiled_graph_forward", kCompiledGraphForward},
     {"compiled_graph_backward", kCompiledGraphBackward},
     {"cache_hits", kCacheHits},

@@ -1,6 +1,6 @@
 """PyTorch integration: module ranges, optimizer steps, CUDA caching-allocator statistics, the
-torch.compile observer and compiled-vs-eager numerics, one module each (modules, allocator,
-compile, numerics).
+torch.compile observer, compiled-vs-eager numerics and the wait for data, one module each
+(modules, allocator, compile, numerics, data).
 
 Importing this package does not import torch; each function imports it when called and says
 clearly (``FeatureUnavailable``) what the installed torch lacks. Private torch APIs are
@@ -9,11 +9,12 @@ feature-detected, never assumed.
 from gpuprobe.torch._common import FeatureUnavailable
 from gpuprobe.torch.allocator import ALLOCATOR_COUNTERS, record_allocator_stats
 from gpuprobe.torch.compile import CompileReport, CompileWatcher, graph_break_summary, watch_compile
+from gpuprobe.torch.data import instrument_dataloader
 from gpuprobe.torch.modules import instrument, instrument_optimizer, step
 from gpuprobe.torch.numerics import Comparison, compare
 
 __all__ = [
     "FeatureUnavailable", "instrument", "instrument_optimizer", "step", "record_allocator_stats",
     "ALLOCATOR_COUNTERS", "watch_compile", "CompileWatcher", "CompileReport",
-    "graph_break_summary", "compare", "Comparison",
+    "graph_break_summary", "compare", "Comparison", "instrument_dataloader",
 ]
