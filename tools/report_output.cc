@@ -8,6 +8,19 @@ namespace {
 
 using analysis::NameStats;
 
+// What the allocator did within an outlier and its state then, when there is anything to say.
+void print_outlier_memory(std::FILE* o, const analysis::OutlierMemory& m) {
+  if (m.state.at_ns == 0 && m.malloc_calls == 0 && m.free_calls == 0) return;
+  std::fprintf(o, "    allocator: %llu cudaMalloc, %llu cudaFree, %.0f retries within it",
+               static_cast<unsigned long long>(m.malloc_calls),
+               static_cast<unsigned long long>(m.free_calls), m.retries);
+  if (m.state.fragmentation() >= 0) {
+    std::fprintf(o, "; reserved %.1f MiB, %.0f%% of it not allocated", m.state.reserved / (1 << 20),
+                 100 * m.state.fragmentation());
+  }
+  std::fputc('\n', o);
+}
+
 // An outlier's deviating ranges, indented by their depth: what took longer than its own median.
 void print_deviations(std::FILE* o, const std::vector<analysis::Deviation>& ds, std::int64_t excess,
                       int indent) {
@@ -262,6 +275,21 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
     for (const auto& [reason, n] : c.graph_breaks)
       std::fprintf(o, "    %llux %s\n", static_cast<unsigned long long>(n), reason.c_str());
   }
+  if (r.memory.samples > 0 || r.memory.malloc_calls > 0) {
+    const analysis::MemoryResult& m = r.memory;
+    std::fprintf(o,
+                 "\nmemory: %llu allocator samples; reserved at most %.1f MiB, allocated %.1f MiB",
+                 static_cast<unsigned long long>(m.samples), m.max_reserved / (1 << 20),
+                 m.max_allocated / (1 << 20));
+    if (m.fragmentation_p50 >= 0) {
+      std::fprintf(
+          o, "; reserved but not allocated: median %.0f%%, at most %.0f%%, at the end %.0f%%",
+          100 * m.fragmentation_p50, 100 * m.fragmentation_max, 100 * m.fragmentation_last);
+    }
+    std::fprintf(o, "; %llu cudaMalloc, %llu cudaFree calls, %.0f alloc retries\n",
+                 static_cast<unsigned long long>(m.malloc_calls),
+                 static_cast<unsigned long long>(m.free_calls), m.retries);
+  }
   if (r.data.batches > 0) {
     std::fprintf(o,
                  "\ndata loading: %llu batches, %.3f ms waiting for them (%.0f%% of the %s "
@@ -289,6 +317,7 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
         std::fprintf(o, "  %s %.3f ms", c.cause.c_str(), ms(c.overlap_ns));
       std::fputc('\n', o);
       print_deviations(o, out.children, out.excess_ns, 2);
+      if (n - 1 < r.memory.outliers.size()) print_outlier_memory(o, r.memory.outliers[n - 1]);
     }
     if (!r.jitter.cause_summary.empty()) {
       // Each cause's share of the outliers' time above their median: causes can overlap one

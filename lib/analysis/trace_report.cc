@@ -15,7 +15,8 @@ TraceReport::TraceReport(ReportOptions options)
       latency_(names_),
       jitter_({options_.latency_name, options_.outlier_threshold_ms, options_.large_copy_bytes},
               names_, gpu_),
-      data_(names_) {}
+      data_(names_),
+      memory_(jitter_) {}
 
 Status TraceReport::open(const TraceInfo& info) {
   info_ = info;
@@ -61,6 +62,7 @@ Status TraceReport::close(const Stats& stats, const TimeBase&) {
   r.jitter = jitter_.result();
   r.compile = compile_.result();
   r.data = data_.result();
+  r.memory = memory_.result();
   r.verdict = verdict(r.gpu, r.bounds, r.data, r.names.gpu_kernel_ns, options_.tiny_kernel_ns);
   return {};
 }

@@ -17,6 +17,7 @@
 #include "analysis/jitter.h"
 #include "analysis/kernel_bounds.h"
 #include "analysis/latency.h"
+#include "analysis/memory.h"
 #include "analysis/names.h"
 #include "gpuprobe/sink.hpp"
 
@@ -55,6 +56,7 @@ struct ReportResult {
   JitterResult jitter;
   CompileResult compile;
   DataLoadingResult data;
+  MemoryResult memory;
   std::string verdict;  // what bounds the program, in a sentence
 };
 
@@ -90,7 +92,9 @@ class TraceReport : public Sink {
   Jitter jitter_;
   Compile compile_;
   DataLoading data_;
-  Analysis* const analyses_[7] = {&names_, &gpu_, &bounds_, &latency_, &jitter_, &compile_, &data_};
+  Memory memory_;  // after jitter_: it reads the outliers
+  Analysis* const analyses_[8] = {&names_,  &gpu_,     &bounds_, &latency_,
+                                  &jitter_, &compile_, &data_,   &memory_};
   std::uint64_t events_ = 0;
   std::int64_t first_ns_ = INT64_MAX, last_ns_ = INT64_MIN;
   ReportResult result_;

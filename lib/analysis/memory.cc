@@ -1,0 +1,139 @@
+#include "analysis/memory.h"
+
+#include <algorithm>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "formats/torch_events.h"
+
+namespace gpuprobe::analysis {
+namespace {
+
+namespace te = formats::torch_events;
+
+bool contains(const char* s, const char* part) { return std::strstr(s, part) != nullptr; }
+
+std::uint64_t count_within(const std::vector<std::int64_t>& times, std::int64_t from,
+                           std::int64_t to) {
+  return static_cast<std::uint64_t>(std::lower_bound(times.begin(), times.end(), to) -
+                                    std::lower_bound(times.begin(), times.end(), from));
+}
+
+nlohmann::json state_json(const MemoryState& s) {
+  const auto known = [](double v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  return {{"allocated_bytes", known(s.allocated)},
+          {"reserved_bytes", known(s.reserved)},
+          {"inactive_split_bytes", known(s.inactive_split)},
+          {"fragmentation", known(s.fragmentation())}};
+}
+
+}  // namespace
+
+void Memory::add(const ReportEvent& r) {
+  const Event& e = *r.event;
+  if (e.type == EventType::kGpu) {
+    const GpuActivity& a = *e.gpu;
+    if ((a.kind != GpuActivityKind::kRuntimeApi && a.kind != GpuActivityKind::kDriverApi) ||
+        a.name == nullptr)
+      return;
+    if (contains(a.name, "FreeHost")) return;
+    if (contains(a.name, "Malloc") || contains(a.name, "MemAlloc")) {
+      mallocs_.push_back(r.begin_ns);
+    } else if (contains(a.name, "Free")) {
+      frees_.push_back(r.begin_ns);
+    }
+    return;
+  }
+  if (e.type != EventType::kCounter) return;
+  const char* name = e.site->name;
+  double MemoryState::*field = std::strcmp(name, te::kAllocatedBytes) == 0 ? &MemoryState::allocated
+                               : std::strcmp(name, te::kReservedBytes) == 0 ? &MemoryState::reserved
+                               : std::strcmp(name, te::kInactiveSplitBytes) == 0
+                                   ? &MemoryState::inactive_split
+                               : std::strcmp(name, te::kAllocRetries) == 0 ? &MemoryState::retries
+                                                                           : nullptr;
+  if (field == nullptr || samples_.size() >= kMaxSamples) return;
+  samples_.push_back({r.begin_ns, field, e.value});
+}
+
+void Memory::finish(const TraceContext&) {
+  MemoryResult& r = result_;
+  // Readers deliver per thread and per batch: the samples in time order, then each state the
+  // one before with the sample's counter changed.
+  std::stable_sort(samples_.begin(), samples_.end(),
+                   [](const Sample& a, const Sample& b) { return a.at_ns < b.at_ns; });
+  states_.reserve(samples_.size());
+  for (const Sample& sample : samples_) {
+    MemoryState s = states_.empty() ? MemoryState{} : states_.back();
+    s.at_ns = sample.at_ns;
+    s.*sample.counter = sample.value;
+    states_.push_back(s);
+  }
+  samples_ = {};
+  std::sort(mallocs_.begin(), mallocs_.end());
+  std::sort(frees_.begin(), frees_.end());
+  r.malloc_calls = mallocs_.size();
+  r.free_calls = frees_.size();
+  r.samples = states_.size();
+  std::vector<double> fragmentation;
+  for (const MemoryState& s : states_) {
+    r.max_allocated = std::max(r.max_allocated, s.allocated);
+    r.max_reserved = std::max(r.max_reserved, s.reserved);
+    r.max_inactive_split = std::max(r.max_inactive_split, s.inactive_split);
+    if (s.retries >= 0) r.retries = s.retries;
+    if (s.fragmentation() >= 0) fragmentation.push_back(s.fragmentation());
+  }
+  if (!fragmentation.empty()) {
+    r.fragmentation_last = fragmentation.back();
+    std::sort(fragmentation.begin(), fragmentation.end());
+    r.fragmentation_p50 = fragmentation[fragmentation.size() / 2];
+    r.fragmentation_max = fragmentation.back();
+  }
+  for (const Outlier& o : jitter_.result().outliers) {
+    OutlierMemory m;
+    m.begin_ns = o.begin_ns;
+    const std::int64_t end = o.begin_ns + o.duration_ns;
+    const auto after =
+        std::upper_bound(states_.begin(), states_.end(), end,
+                         [](std::int64_t t, const MemoryState& s) { return t < s.at_ns; });
+    if (after != states_.begin()) m.state = *std::prev(after);
+    const auto before =
+        std::upper_bound(states_.begin(), states_.end(), o.begin_ns,
+                         [](std::int64_t t, const MemoryState& s) { return t < s.at_ns; });
+    const double retries_before = before != states_.begin() && std::prev(before)->retries >= 0
+                                      ? std::prev(before)->retries
+                                      : 0;
+    if (m.state.retries >= 0) m.retries = std::max(m.state.retries - retries_before, 0.0);
+    m.malloc_calls = count_within(mallocs_, o.begin_ns, end);
+    m.free_calls = count_within(frees_, o.begin_ns, end);
+    r.outliers.push_back(m);
+  }
+}
+
+void Memory::write_json(const TraceContext& trace, nlohmann::json* report) const {
+  using nlohmann::json;
+  const MemoryResult& r = result_;
+  const auto known = [](double v) { return v >= 0 ? json(v) : json(nullptr); };
+  json outliers = json::array();
+  for (const OutlierMemory& m : r.outliers) {
+    json o = {{"start_ms", ms(m.begin_ns - trace.start_ns)},
+              {"malloc_calls", m.malloc_calls},
+              {"free_calls", m.free_calls},
+              {"alloc_retries", m.retries}};
+    o["state"] = m.state.at_ns != 0 ? state_json(m.state) : json(nullptr);
+    outliers.push_back(o);
+  }
+  (*report)["memory"] = {{"samples", r.samples},
+                         {"max_allocated_bytes", r.max_allocated},
+                         {"max_reserved_bytes", r.max_reserved},
+                         {"max_inactive_split_bytes", r.max_inactive_split},
+                         {"fragmentation_p50", known(r.fragmentation_p50)},
+                         {"fragmentation_max", known(r.fragmentation_max)},
+                         {"fragmentation_last", known(r.fragmentation_last)},
+                         {"alloc_retries", r.retries},
+                         {"malloc_calls", r.malloc_calls},
+                         {"free_calls", r.free_calls},
+                         {"at_outliers", outliers}};
+}
+
+}  // namespace gpuprobe::analysis

@@ -1,0 +1,65 @@
+// Allocator pressure: the CUDA caching allocator's counters (gpuprobe.torch's "cuda allocated
+// bytes", "cuda reserved bytes", "cuda inactive split bytes", "cuda alloc retries") over time —
+// fragmentation as the share of reserved memory not allocated — and cudaMalloc/cudaFree calls;
+// and for each of the jitter's outliers, the allocator's state at it and what it did within it
+// (calls, retries), so that an outlier caused by the allocator shows it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/analysis.h"
+#include "analysis/jitter.h"
+
+namespace gpuprobe::analysis {
+
+struct MemoryState {
+  std::int64_t at_ns = 0;
+  double allocated = -1, reserved = -1, inactive_split = -1, retries = -1;  // -1: not sampled
+  // (reserved - allocated) / reserved: what the allocator holds and does not use.
+  double fragmentation() const {
+    return reserved > 0 && allocated >= 0 ? (reserved - allocated) / reserved : -1;
+  }
+};
+
+struct OutlierMemory {
+  std::int64_t begin_ns = 0;
+  MemoryState state;  // the last sample before the outlier ended; at_ns 0 without one
+  std::uint64_t malloc_calls = 0, free_calls = 0;  // cudaMalloc/cudaFree (and cuMem*) within it
+  double retries = 0;                              // alloc retries counted within it
+};
+
+struct MemoryResult {
+  std::uint64_t samples = 0;
+  double max_allocated = 0, max_reserved = 0, max_inactive_split = 0;
+  double fragmentation_p50 = -1, fragmentation_max = -1, fragmentation_last = -1;
+  double retries = 0;  // the last value of the retries counter
+  std::uint64_t malloc_calls = 0, free_calls = 0;
+  std::vector<OutlierMemory> outliers;  // as the jitter's, in its order
+};
+
+class Memory : public Analysis {
+ public:
+  explicit Memory(const Jitter& jitter) : jitter_(jitter) {}
+
+  void add(const ReportEvent& event) override;
+  void finish(const TraceContext& trace) override;
+  void write_json(const TraceContext& trace, nlohmann::json* report) const override;
+  const MemoryResult& result() const { return result_; }
+
+ private:
+  static constexpr std::size_t kMaxSamples = 1 << 20;  // beyond: the later ones are not kept
+  const Jitter& jitter_;
+  struct Sample {
+    std::int64_t at_ns;
+    double MemoryState::*counter;
+    double value;
+  };
+  std::vector<Sample> samples_;      // as they come
+  std::vector<MemoryState> states_;  // one per sample, in time order, each with every counter's
+                                     // latest value (finish())
+  std::vector<std::int64_t> mallocs_, frees_;  // the calls' begin times
+  MemoryResult result_;
+};
+
+}  // namespace gpuprobe::analysis
