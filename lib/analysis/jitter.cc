@@ -5,6 +5,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "analysis/allocator_call.h"
 #include "analysis/compile.h"
 #include "formats/steps.h"
 #include "formats/torch_events.h"
@@ -50,9 +51,7 @@ void Jitter::add(const ReportEvent& r) {
         causes_[kSync].push_back(span);
       } else if (a.kind == GpuActivityKind::kRuntimeApi || a.kind == GpuActivityKind::kDriverApi) {
         if (contains(a.name, "Synchronize")) causes_[kSync].push_back(span);
-        if (contains(a.name, "Malloc") || contains(a.name, "MemAlloc") ||
-            (contains(a.name, "Free") && !contains(a.name, "FreeHost")))
-          causes_[kAllocator].push_back(span);
+        if (allocator_call(a.name) != AllocatorCall::kNone) causes_[kAllocator].push_back(span);
       }
       break;
     }

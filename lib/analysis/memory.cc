@@ -4,14 +4,13 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "analysis/allocator_call.h"
 #include "formats/torch_events.h"
 
 namespace gpuprobe::analysis {
 namespace {
 
 namespace te = formats::torch_events;
-
-bool contains(const char* s, const char* part) { return std::strstr(s, part) != nullptr; }
 
 std::uint64_t count_within(const std::vector<std::int64_t>& times, std::int64_t from,
                            std::int64_t to) {
@@ -33,15 +32,10 @@ void Memory::add(const ReportEvent& r) {
   const Event& e = *r.event;
   if (e.type == EventType::kGpu) {
     const GpuActivity& a = *e.gpu;
-    if ((a.kind != GpuActivityKind::kRuntimeApi && a.kind != GpuActivityKind::kDriverApi) ||
-        a.name == nullptr)
-      return;
-    if (contains(a.name, "FreeHost")) return;
-    if (contains(a.name, "Malloc") || contains(a.name, "MemAlloc")) {
-      mallocs_.push_back(r.begin_ns);
-    } else if (contains(a.name, "Free")) {
-      frees_.push_back(r.begin_ns);
-    }
+    if (a.kind != GpuActivityKind::kRuntimeApi && a.kind != GpuActivityKind::kDriverApi) return;
+    const AllocatorCall call = allocator_call(a.name);
+    if (call == AllocatorCall::kAlloc) mallocs_.push_back(r.begin_ns);
+    if (call == AllocatorCall::kFree) frees_.push_back(r.begin_ns);
     return;
   }
   if (e.type != EventType::kCounter) return;
