@@ -15,6 +15,7 @@ packages=(
   clang libclang-rt-14-dev  # fuzz/: the trace readers' libFuzzer targets
   python3 python3-venv  # test/python: the readers of our formats, from PyPI
   chromium              # test/python: renders gpuprobe report's HTML page headless
+  libjs-dygraphs        # the chart library the report page inlines (built in at build time)
   libcivetweb-dev       # the metrics endpoint's HTTP server (loaded at run time: libcivetweb1)
   prometheus            # promtool: checks the metrics gpuprobe writes, as Prometheus reads them
 )

@@ -7,7 +7,7 @@
 namespace gpuprobe::tools::html {
 namespace {
 
-constexpr int kWidth = 720, kHeight = 220, kLeft = 50, kBottom = 30;
+constexpr int kWidth = 720;
 
 std::string svg_begin(int height) {
   return "<svg class=\"plot\" width=\"" + std::to_string(kWidth) + "\" height=\"" +
@@ -51,7 +51,7 @@ std::string page_begin(const std::string& title) {
          "</title>"
          "<style>body{font:14px sans-serif;margin:24px;max-width:980px}"
          ".plot{border:1px solid #ccc;margin:6px 0 "
-         "18px}.bar{fill:#4e79a7}.neg{fill:#59a14f}.marker{stroke:#e15759;stroke-width:2}.axis{"
+         "18px}.bar{fill:#4e79a7}.neg{fill:#59a14f}.axis{"
          "stroke:#333}"
          "text{font:11px sans-serif}pre{background:#f6f6f6;padding:8px;overflow-x:auto}"
          "</style></head><body>\n<h1>" +
@@ -59,34 +59,6 @@ std::string page_begin(const std::string& title) {
 }
 
 std::string page_end() { return "</body></html>\n"; }
-
-std::string columns(const std::vector<double>& values, double top, const std::string& caption,
-                    const std::vector<std::pair<double, std::string>>& markers) {
-  std::string svg = svg_begin(kHeight);
-  const double w =
-      static_cast<double>(kWidth - kLeft - 10) / std::max<std::size_t>(values.size(), 1);
-  const double h = kHeight - kBottom - 10;
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const double bar = top > 0 ? values[i] / top * h : 0;
-    svg += "<rect class=\"bar\" x=\"" + fmt("%.1f", kLeft + static_cast<double>(i) * w) +
-           "\" y=\"" + fmt("%.1f", 10 + h - bar) + "\" width=\"" +
-           fmt("%.1f", std::max(w - 1, 1.0)) + "\" height=\"" + fmt("%.1f", bar) + "\"/>";
-  }
-  for (std::size_t m = 0; m < markers.size(); ++m) {
-    const double x = kLeft + markers[m].first * w;
-    svg += "<line class=\"marker\" x1=\"" + fmt("%.1f", x) + "\" x2=\"" + fmt("%.1f", x) +
-           "\" y1=\"10\" y2=\"" + fmt("%.1f", 10 + h) + "\"/><text x=\"" + fmt("%.1f", x + 3) +
-           "\" y=\"" + std::to_string(22 + 14 * static_cast<int>(m)) + "\">" +
-           escape(markers[m].second) + "</text>";
-  }
-  svg += "<line class=\"axis\" x1=\"" + std::to_string(kLeft) + "\" x2=\"" +
-         std::to_string(kWidth - 10) + "\" y1=\"" + fmt("%.1f", 10 + h) + "\" y2=\"" +
-         fmt("%.1f", 10 + h) + "\"/>";
-  svg += "<text x=\"4\" y=\"18\">" + escape(fmt("%.3g", top)) + "</text>";
-  svg += "<text x=\"" + std::to_string(kLeft) + "\" y=\"" + std::to_string(kHeight - 8) + "\">" +
-         escape(caption) + "</text></svg>";
-  return svg;
-}
 
 std::string rows(const std::vector<std::pair<std::string, double>>& items, const char* unit) {
   const int row = 22, label_width = 300, value_room = 110;

@@ -1,5 +1,6 @@
-// Pieces of gpuprobe's self-contained HTML pages (inline CSS and SVG, no script, nothing
-// fetched): the page frame, text escaping and the two plots the reports draw.
+// Pieces of the self-contained HTML pages of `gpuprobe diff` and `report DIR` (inline CSS and
+// SVG, no script, nothing fetched): the page frame, text escaping and their bar plot. The report
+// page of one trace draws with a chart library instead (report_html.cc).
 #pragma once
 
 #include <cstdio>
@@ -17,11 +18,6 @@ std::string fmt(const char* format, double v);
 // The page up to and including its <h1>, and the end of the page.
 std::string page_begin(const std::string& title);
 std::string page_end();
-
-// Vertical bars over `values` (one per slot), y from 0 to `top`, with an x-axis caption and
-// labelled vertical markers at fractional slot positions.
-std::string columns(const std::vector<double>& values, double top, const std::string& caption,
-                    const std::vector<std::pair<double, std::string>>& markers = {});
 
 // Horizontal bars, one row per (label, value) in the given order; negative values grow left of
 // a zero line (class "bar neg").

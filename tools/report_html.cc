@@ -1,70 +1,75 @@
-#include <algorithm>
+// `gpuprobe report --html`: one self-contained page — the chart library, the page's script and
+// style inlined (cmake/GpuprobeAssets.cmake), the report's JSON as the data they draw, and the
+// terminal's tables verbatim at the end. Nothing is fetched: it opens from a file, offline.
 #include <cstdio>
 #include <string>
-#include <vector>
 
 #include "tools/html_page.h"
 #include "tools/report_output.h"
 
+#if GPUPROBE_REPORT_PAGE
+namespace gpuprobe::tools::assets {
+extern const char dygraph_js[], dygraph_css[], page_js[], page_css[];
+}  // namespace gpuprobe::tools::assets
+#endif
+
 namespace gpuprobe::tools {
+namespace {
 
-using html::columns;
-using html::escape;
-using html::fmt;
-using html::rows;
+// An inlined file without its source-map comment: the page has no map beside it to load.
+std::string without_source_map(std::string text) {
+  for (const char* marker : {"//# sourceMappingURL=", "/*# sourceMappingURL="}) {
+    const std::size_t at = text.rfind(marker);
+    if (at != std::string::npos) text.erase(at);
+  }
+  return text;
+}
 
-std::string report_html(const analysis::ReportResult& r, const TextOptions& options) {
-  std::string html = html::page_begin("gpuprobe report");
-  html += "<p class=\"verdict\"><b>" + escape(r.verdict) + "</b></p>\n";
-  html += "<p>" + fmt("%.3f", static_cast<double>(r.end_ns - r.start_ns) * 1e-6) + " ms, " +
-          std::to_string(r.events) +
-          " events; dropped while recording: " + std::to_string(r.dropped) + " events, " +
-          std::to_string(r.gpu_dropped) + " GPU records.</p>\n";
-  if (!r.gpu.busy_timeline.empty()) {
-    html += "<h2 id=\"gpu-busy\">GPU busy over time</h2>\n" +
-            columns(r.gpu.busy_timeline, 100.0, "share of each 1% of the trace with GPU work, %") +
-            "\n";
-  }
-  if (!r.names.kernels.empty()) {
-    std::vector<std::pair<std::string, double>> items;
-    for (std::size_t i = 0; i < r.names.kernels.size() && i < options.limit; ++i)
-      items.emplace_back(r.names.kernels[i]->name,
-                         static_cast<double>(r.names.kernels[i]->total_ns) * 1e-6);
-    html += "<h2 id=\"kernels\">GPU kernel time</h2>\n" + rows(items, "ms") + "\n";
-  }
-  if (!r.jitter.latency_histogram.empty()) {
-    std::vector<double> counts;
-    std::vector<std::pair<double, std::string>> markers;
-    for (std::size_t i = 0; i < r.jitter.latency_histogram.size(); ++i) {
-      counts.push_back(static_cast<double>(r.jitter.latency_histogram[i].second));
-      const double lower = i == 0 ? 0 : r.jitter.latency_histogram[i - 1].first;
-      for (const auto& [q, v] : {std::make_pair("P50", r.jitter.latency_p50_ms),
-                                 std::make_pair("P99", r.jitter.latency_p99_ms)}) {
-        if (v > lower && v <= r.jitter.latency_histogram[i].first)
-          markers.emplace_back(static_cast<double>(i) + 0.5,
-                               std::string(q) + " " + fmt("%.3f", v) + " ms");
-      }
+// JSON safe inside <script>: '<' only occurs within its strings, where \u003c means the same.
+std::string script_safe(const std::string& json) {
+  std::string out;
+  out.reserve(json.size());
+  for (const char c : json) {
+    if (c == '<') {
+      out += "\\u003c";
+    } else {
+      out += c;
     }
-    const double top = *std::max_element(counts.begin(), counts.end());
-    html +=
-        "<h2 id=\"latency\">Latency of \"" + escape(r.jitter.latency_name) + "\"</h2>\n" +
-        columns(counts, top,
-                "duration, " + fmt("%.3f", r.jitter.latency_histogram.front().first) + " to " +
-                    fmt("%.3f", r.jitter.latency_histogram.back().first) + " ms (log scale); count",
-                markers) +
-        "\n";
   }
-  if (!r.jitter.cause_summary.empty()) {
-    std::vector<std::pair<std::string, double>> items;
-    for (const analysis::CauseOverlap& c : r.jitter.cause_summary)
-      items.emplace_back(c.cause, static_cast<double>(c.overlap_ns) * 1e-6);
-    html += "<h2 id=\"jitter\">What overlapped the " + std::to_string(r.jitter.outliers.size()) +
-            " outliers above " + fmt("%.3f", r.jitter.outlier_threshold_ms) + " ms</h2>\n" +
-            rows(items, "ms") + "\n";
-  }
+  return out;
+}
+
+}  // namespace
+
+bool report_page_available() { return GPUPROBE_REPORT_PAGE != 0; }
+
+std::string report_html(const analysis::ReportResult& r, const std::string& report_json,
+                        const TextOptions& options) {
+#if GPUPROBE_REPORT_PAGE
+  std::string page =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width\"><title>gpuprobe "
+      "report</title>\n<style>" +
+      without_source_map(assets::dygraph_css) + "</style>\n<style>" + assets::page_css +
+      "</style>\n</head><body>\n<h1>gpuprobe report</h1>\n<p class=\"verdict\">" +
+      html::escape(r.verdict) + "</p>\n<p class=\"summary\">" +
+      html::fmt("%.3f", static_cast<double>(r.end_ns - r.start_ns) * 1e-6) + " ms, " +
+      std::to_string(r.events) + " events; lost while recording: " + std::to_string(r.dropped) +
+      " events, " + std::to_string(r.gpu_dropped) +
+      " GPU records.</p>\n<noscript><p>The charts and tables above the text need "
+      "JavaScript.</p></noscript>\n<div id=\"sections\"></div>\n";
   // The same tables as the terminal, verbatim.
-  html += html::preformatted("Tables", [&](std::FILE* f) { print_report(r, options, f); });
-  return html + html::page_end();
+  page += html::preformatted("Tables", [&](std::FILE* f) { print_report(r, options, f); });
+  page += "<script type=\"application/json\" id=\"report-data\">" + script_safe(report_json) +
+          "</script>\n<script>" + without_source_map(assets::dygraph_js) + "</script>\n<script>" +
+          assets::page_js + "</script>\n</body></html>\n";
+  return page;
+#else
+  (void)r;
+  (void)report_json;
+  (void)options;
+  return "";
+#endif
 }
 
 }  // namespace gpuprobe::tools

@@ -23,9 +23,13 @@ void print_report(const analysis::ReportResult& r, const TextOptions& options, s
 
 namespace gpuprobe::tools {
 
-// One self-contained HTML page (inline CSS and SVG, no script, no network): the verdict, GPU
-// busy over time, kernel time breakdown, the latency histogram with P50/P99 marked, and the
-// jitter causes, then the tables.
-std::string report_html(const analysis::ReportResult& r, const TextOptions& options);
+// The report page (report_html.cc): one self-contained file that opens with no network — the
+// incident over time (latency with rolling P50/P99, GPU busy per device, cause marks; zoom and
+// hover), the outliers with their explanation trees, kernel time, ranges, compiles, then the
+// tables. `report_json` is TraceReport::json() of a report with ReportOptions::timeline.
+std::string report_html(const analysis::ReportResult& r, const std::string& report_json,
+                        const TextOptions& options);
+// Whether this build can write it: it inlines Debian's libjs-dygraphs, found at build time.
+bool report_page_available();
 
 }  // namespace gpuprobe::tools

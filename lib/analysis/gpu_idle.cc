@@ -124,26 +124,16 @@ void GpuIdle::finish(const TraceContext& trace) {
     std::int64_t busy = 0;
     for (const Interval& i : work) busy += i.end - i.begin;
     r.device_busy_percent[device] = 100.0 * static_cast<double>(busy) / denominator;
+    if (options_.timeline_bins > 0) {
+      r.device_busy_timeline[device] =
+          coverage_bins(work, trace.start_ns, trace.end_ns, options_.timeline_bins);
+    }
   }
 
   // GPU busy over time: 100 slices of the trace, each the share covered by some GPU work.
   merge(gpu_work_);
-  if (!gpu_work_.empty() && trace.end_ns > trace.start_ns) {
-    const double slice = span / 100.0;
-    r.busy_timeline.assign(100, 0.0);
-    for (const Interval& i : gpu_work_) {
-      for (std::int64_t t = i.begin; t < i.end;) {
-        const auto bin = std::min<std::int64_t>(
-            static_cast<std::int64_t>(static_cast<double>(t - trace.start_ns) / slice), 99);
-        const auto bin_end =
-            trace.start_ns + static_cast<std::int64_t>(slice * static_cast<double>(bin + 1));
-        const std::int64_t upto = std::min(i.end, std::max(bin_end, t + 1));
-        r.busy_timeline[static_cast<std::size_t>(bin)] +=
-            static_cast<double>(upto - t) / slice * 100.0;
-        t = upto;
-      }
-    }
-  }
+  if (!gpu_work_.empty())
+    r.busy_timeline = coverage_bins(gpu_work_, trace.start_ns, trace.end_ns, 100);
 }
 
 void GpuIdle::write_json(const TraceContext&, nlohmann::json* report) const {
@@ -166,6 +156,11 @@ void GpuIdle::write_json(const TraceContext&, nlohmann::json* report) const {
   gpu["sampled"] = r.sampled;  // busy_percent then of recorded_s, not of the trace
   if (r.sampled) gpu["recorded_s"] = static_cast<double>(r.recorded_ns) / 1e9;
   gpu["busy_timeline_percent"] = r.busy_timeline;
+  if (!r.device_busy_timeline.empty()) {
+    json timelines = json::object();
+    for (const auto& [d, bins] : r.device_busy_timeline) timelines[std::to_string(d)] = bins;
+    gpu["device_busy_timeline_percent"] = timelines;
+  }
   gpu["streams"] = streams;
   gpu["tiny_kernels"] = {{"count", r.tiny_kernels}, {"ms", ms(r.tiny_kernel_ns)}};
   gpu["kernels"] = {{"count", r.kernels},

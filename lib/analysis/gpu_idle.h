@@ -34,6 +34,8 @@ struct GpuIdleResult {
   double kernels_per_second = 0, kernel_p50_us = 0, launch_call_p50_us = 0;
   double launch_delay_p50_us = 0, launch_delay_p99_us = 0, launch_delay_max_us = 0;
   std::vector<double> busy_timeline;  // share of each of 100 equal slices with GPU work, %
+  // Per device, in Options::timeline_bins slices (none unless asked: the report page's).
+  std::map<std::uint32_t, std::vector<double>> device_busy_timeline;
   // GPU activity recorded in bursts (gpu_burst=; the kGpuRecordingCounter in the trace): the busy
   // percentages are then of the recorded time, and gaps outside it are no one's idle time.
   bool sampled = false;
@@ -50,6 +52,7 @@ class GpuIdle : public Analysis {
   struct Options {
     std::int64_t tiny_kernel_ns;         // "tiny": shorter than this
     std::int64_t consecutive_kernel_ns;  // shorter gaps between queued work are kernel wait
+    int timeline_bins = 0;               // device_busy_timeline's slices; 0: none
   };
   explicit GpuIdle(const Options& options) : options_(options) {}
 

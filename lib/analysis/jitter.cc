@@ -38,6 +38,8 @@ nlohmann::json deviations(const std::vector<Deviation>& ds, std::int64_t excess,
 
 }  // namespace
 
+const char* Jitter::cause_name(int cause) { return kCauseNames[cause]; }
+
 void Jitter::add(const ReportEvent& r) {
   const Event& e = *r.event;
   const Interval span{r.begin_ns, r.end_ns};

@@ -62,11 +62,17 @@ class Jitter : public Analysis {
   void finish(const TraceContext& trace) override;
   void write_json(const TraceContext& trace, nlohmann::json* report) const override;
   const JitterResult& result() const { return result_; }
-
- private:
-  enum Cause { kGc, kCompile, kAllocator, kSync, kLargeCopy, kCauses };
+  // The name of the range it explains (options, else ProfilerStep, else the heaviest repeated
+  // range), or null; valid after Names::finish().
   const NameStats* target() const;
 
+  // The causes it looks for in the trace, and their names ("gc pause", ...).
+  enum Cause { kGc, kCompile, kAllocator, kSync, kLargeCopy, kCauses };
+  static const char* cause_name(int cause);
+  // The events of one cause, merged and sorted; valid after finish().
+  const std::vector<Interval>& causes(int cause) const { return causes_[cause]; }
+
+ private:
   const Options options_;
   const Names& names_;
   const GpuIdle& gpu_;

@@ -10,13 +10,17 @@ namespace gpuprobe::analysis {
 TraceReport::TraceReport(ReportOptions options)
     : options_(std::move(options)),
       names_(options_.keep_slowest, options_.outliers_from_ns, options_.outliers_to_ns),
-      gpu_({options_.tiny_kernel_ns, options_.consecutive_kernel_ns}),
+      gpu_({options_.tiny_kernel_ns, options_.consecutive_kernel_ns,
+            options_.timeline ? Timeline::kGpuBins : 0}),
       bounds_(names_),
       latency_(names_),
       jitter_({options_.latency_name, options_.outlier_threshold_ms, options_.large_copy_bytes},
               names_, gpu_),
       data_(names_),
-      memory_(jitter_) {}
+      memory_(jitter_),
+      timeline_(jitter_) {
+  if (options_.timeline) analyses_.push_back(&timeline_);
+}
 
 Status TraceReport::open(const TraceInfo& info) {
   info_ = info;
@@ -63,11 +67,12 @@ Status TraceReport::close(const Stats& stats, const TimeBase&) {
   r.compile = compile_.result();
   r.data = data_.result();
   r.memory = memory_.result();
+  r.timeline = timeline_.result();
   r.verdict = verdict(r.gpu, r.bounds, r.data, r.names.gpu_kernel_ns, options_.tiny_kernel_ns);
   return {};
 }
 
-std::string TraceReport::json() const {
+std::string TraceReport::json(int indent) const {
   using nlohmann::json;
   const ReportResult& r = result_;
   json j;
@@ -79,7 +84,7 @@ std::string TraceReport::json() const {
   j["verdict"] = r.verdict;
   for (const Analysis* analysis : analyses_) analysis->write_json(context_, &j);
   // Names come from untrusted files: invalid UTF-8 becomes U+FFFD rather than an exception.
-  return j.dump(1, ' ', false, json::error_handler_t::replace);
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace gpuprobe::analysis

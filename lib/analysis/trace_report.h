@@ -19,6 +19,7 @@
 #include "analysis/latency.h"
 #include "analysis/memory.h"
 #include "analysis/names.h"
+#include "analysis/timeline.h"
 #include "gpuprobe/sink.hpp"
 
 namespace gpuprobe::analysis {
@@ -39,6 +40,8 @@ struct ReportOptions {
   // Outliers only among the instances that begin within [outliers_from_ns, outliers_to_ns), e.g.
   // the span a dump's trigger watched; everything else still counts, causes included.
   std::int64_t outliers_from_ns = INT64_MIN, outliers_to_ns = INT64_MAX;
+  // Also the incident over time (timeline.h), for the report page.
+  bool timeline = false;
 };
 
 // Everything the report shows: each analysis's result, and the trace's own figures.
@@ -57,7 +60,8 @@ struct ReportResult {
   CompileResult compile;
   DataLoadingResult data;
   MemoryResult memory;
-  std::string verdict;  // what bounds the program, in a sentence
+  TimelineResult timeline;  // with ReportOptions::timeline
+  std::string verdict;      // what bounds the program, in a sentence
 };
 
 class TraceReport : public Sink {
@@ -77,8 +81,9 @@ class TraceReport : public Sink {
 
   // Valid after close(), while this report lives: its name rows point into the report.
   const ReportResult& result() const { return result_; }
-  // The report as JSON (docs/report.md), every analysis writing its own section.
-  std::string json() const;
+  // The report as JSON (docs/report.md), every analysis writing its own section; indented by
+  // `indent` spaces a level, or on one line with -1.
+  std::string json(int indent = 1) const;
 
  private:
   const ReportOptions options_;
@@ -92,9 +97,10 @@ class TraceReport : public Sink {
   Jitter jitter_;
   Compile compile_;
   DataLoading data_;
-  Memory memory_;  // after jitter_: it reads the outliers
-  Analysis* const analyses_[8] = {&names_,  &gpu_,     &bounds_, &latency_,
-                                  &jitter_, &compile_, &data_,   &memory_};
+  Memory memory_;      // after jitter_: it reads the outliers
+  Timeline timeline_;  // after jitter_: its target and causes; only with options_.timeline
+  std::vector<Analysis*> analyses_ = {&names_,  &gpu_,     &bounds_, &latency_,
+                                      &jitter_, &compile_, &data_,   &memory_};
   std::uint64_t events_ = 0;
   std::int64_t first_ns_ = INT64_MAX, last_ns_ = INT64_MIN;
   ReportResult result_;

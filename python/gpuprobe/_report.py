@@ -4,6 +4,7 @@ also as pandas DataFrames when pandas is installed (``result.frames``), and in J
 report. It runs the `gpuprobe` command that `pip install` put beside the interpreter (or
 ``GPUPROBE_CLI``)."""
 import json
+import html as html_module
 import os
 import pathlib
 import shutil
@@ -58,7 +59,9 @@ class Report(dict):
             return pathlib.Path(out).read_text()
 
     def _repr_html_(self):
-        return self.html()
+        # In an iframe of its own: the page's script and style stay out of the notebook's.
+        page = html_module.escape(self.html(), quote=True)
+        return f'<iframe srcdoc="{page}" style="width:100%;height:900px;border:0"></iframe>'
 
 
 def _run(args):

@@ -1,6 +1,7 @@
 """`pip install .` installs the `gpuprobe` command with the package, and `gpuprobe.report()` gives
 the same structure as `gpuprobe report --json` — plain dicts, the tables as pandas DataFrames,
 the HTML report in Jupyter — for a trace recorded from Python."""
+import html
 import json
 import pathlib
 import subprocess
@@ -55,8 +56,11 @@ def test_tables_as_dataframes_and_the_html_report(trace):
     frames = r.frames
     assert isinstance(frames["ranges"], pandas.DataFrame)
     assert set(frames["ranges"]["name"]) >= {"request", "parse", "slow part"}
-    html = r._repr_html_()  # what Jupyter shows
-    assert "<html" in html.lower() and "request" in html
+    shown = r._repr_html_()  # what Jupyter shows: the page, in an iframe of its own
+    assert shown.startswith("<iframe srcdoc=") and "request" in shown
+    page = r.html()
+    assert "<html" in page.lower() and 'id="report-data"' in page
+    assert html.escape(page, quote=True) in shown
 
 
 def test_bad_input_is_one_clear_error(tmp_path):

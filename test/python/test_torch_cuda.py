@@ -1,6 +1,11 @@
 """gpuprobe.torch on a CUDA device (the H200 machine; skipped elsewhere with the reason shown):
 a model's CUDA kernels in the same trace as its module ranges, attributed to them, the caching
 allocator's real statistics, and torch.compile's kernels under the compile observer."""
+import json
+import os
+import pathlib
+import subprocess
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -10,6 +15,8 @@ if not torch.cuda.is_available():
 import gpuprobe  # noqa: E402
 import gpuprobe.torch as gt  # noqa: E402
 from trace_util import load_events, named  # noqa: E402
+
+CLI = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build")) / "gpuprobe"
 
 
 class Net(torch.nn.Module):
@@ -82,6 +89,15 @@ def test_compiled_model_kernels_and_compile_report(tmp_path):
     assert any(e["name"].startswith("torch.compile") for e in events)
     kernels = [e for e in events if e.get("cat") == "kernel"]
     assert kernels  # inductor's triton kernels (and cuBLAS) as CUPTI saw them
+    # The generated module's Triton kernels are the ones CUPTI saw, with their GPU time.
+    generated = [k for m in report.generated_code for k, kind in m["kernels"] if kind == "triton"]
+    assert generated, report.generated_code
+    ran = {e["name"] for e in kernels}
+    assert any(name in ran for name in generated), (generated, sorted(ran))
+    data = json.loads(subprocess.run([str(CLI), "report", "--json", str(path)],
+                                     capture_output=True, text=True, check=True).stdout)
+    linked = data["compile"]["generated_code"]
+    assert linked and linked[0]["kernel_runs"] >= 3 and linked[0]["kernel_gpu_ms"] > 0, linked
     result = gt.compare(model, compiled, x, rtol=1e-3, atol=1e-3)
     assert result.passed and result.speedup > 0
 

@@ -9,12 +9,9 @@
 //     SPACING_US (default 30) the time between launches, to make a slower rank.
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
-#include <string>
 #include <vector>
 
-#include "core/sink_registry.h"
-#include "session/builtin_sinks.h"
+#include "tools/synthetic_trace.h"
 
 int main(int argc, char** argv) {
   using namespace gpuprobe;
@@ -22,21 +19,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s SINK=VALUE [RANK [SPACING_US]]\n", argv[0]);
     return 2;
   }
-  TraceInfo info;
-  info.pid = 4242;
-  info.process_name = "synthetic";
-  info.start_wall_ns = 1'764'460'800'000'000'000;
+  TraceInfo info = test::synthetic_info("synthetic", 1);
   info.rank = argc > 2 ? std::atoi(argv[2]) : 0;
-  const std::uint64_t spacing_ns = (argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 30) * 1000;
   info.world_size = 1;
-  DeviceInfo device;
-  device.name = "NVIDIA H200";
-  device.num_sms = 132;
-  info.devices.push_back(device);
-  const TimeBase time(0, info.start_wall_ns, 1.0);  // one tick per nanosecond
-  std::vector<ThreadInfo> threads(1);
-  threads[0].os_tid = 4243;
-  threads[0].name = "main";
+  const std::uint64_t spacing_ns = (argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 30) * 1000;
 
   static constexpr CallSite kStep{"ProfilerStep", "", "", 0, 0, Category::kStep};
   static constexpr CallSite kForward{"forward", "", "", 0, 0, Category::kApp};
@@ -78,18 +64,5 @@ int main(int argc, char** argv) {
   for (const GpuActivity& a : activities) {
     events.push_back(Event::from_gpu(a));
   }
-  const std::string config = argv[1];
-  std::unique_ptr<Sink> sink;
-  session::register_builtin_sinks();
-  if (Status s = core::SinkRegistry::get().create(config, &sink); !s.ok()) {
-    std::fprintf(stderr, "%s\n", s.message().c_str());
-    return 2;
-  }
-  Stats stats;
-  stats.threads = threads;
-  stats.gpu.status = "cupti";
-  const bool ok = sink->open(info).ok() &&
-                  sink->write(EventBatch{events.data(), events.size(), &time, &threads}).ok() &&
-                  sink->close(stats, time).ok();
-  return ok ? 0 : 1;
+  return test::write_synthetic(argv[1], info, events, "main");
 }

@@ -100,10 +100,18 @@ int run_report(const ReportArgs& args) {
   analysis::ReportOptions options;
   if (int rc = options_for(trace, &options); rc != 0) return rc;
   if (is_dump) apply_trigger(dump, &options);
+  if (!args.html.empty() && !report_page_available()) {
+    std::fprintf(stderr,
+                 "gpuprobe: this build has no report page: it inlines libjs-dygraphs, which was "
+                 "not installed when it was built (apt install libjs-dygraphs, then rebuild)\n");
+    return 1;
+  }
+  options.timeline = !args.html.empty();
   analysis::TraceReport sink(options);
   const Status s = readers::read_trace_file(trace, sink);
   if (!s.ok()) return fail(s);
-  if (!args.html.empty()) return write_page(args.html, report_html(sink.result(), args.text));
+  if (!args.html.empty())
+    return write_page(args.html, report_html(sink.result(), sink.json(-1), args.text));
   if (args.json) {
     if (!is_dump) {
       std::printf("%s\n", sink.json().c_str());
