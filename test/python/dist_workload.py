@@ -32,7 +32,12 @@ def _worker(rank, args, rendezvous):
     width = 1024 if cuda else 256
     model = torch.nn.Sequential(torch.nn.Linear(width, width), torch.nn.ReLU(),
                                 torch.nn.Linear(width, width)).to(device)
-    x = torch.randn(4096 if cuda else 128, width, device=device)
+    # On the CPU: one thread per rank (two ranks on a two-core machine would otherwise contend
+    # for every core), and enough rows that the straggler's fourfold work stands well above the
+    # noise of a busy machine.
+    if not cuda:
+        torch.set_num_threads(1)
+    x = torch.randn(4096 if cuda else 1024, width, device=device)
     repeats = 4 if rank == args.slow_rank else 1
 
     def all_reduce(grads):
