@@ -13,7 +13,10 @@ each round in an order rotated and reversed every round, every slice after a sho
 start. Without HTTP between the load and the model, the cost is a larger share of a request
 than behind a server: the stricter test. Per arm: requests per second, the ratio to `off` in the
 same round (median, quartiles), the pooled ratio (all requests over all rounds), and a 95 %
-interval of the mean ratio (bootstrap over rounds).
+interval of the mean ratio (bootstrap over rounds). Besides, what gpuprobe's own threads (the
+collector, the flight recorder's, the metrics server's) spent on a CPU during the always-on
+slices, from the kernel's per-thread accounting (/proc/self/task/*/schedstat): a cost too small
+for the throughput ratio to resolve is still measured there, per second and per request.
 
     python bench/python/always_on_cost.py [--rounds 40] [--slice 0.5] [--device cuda]
 """
@@ -48,8 +51,18 @@ def free_port():
         return s.getsockname()[1]
 
 
-
-
+def own_threads_cpu_ns():
+    """CPU time so far of this process's threads that are gpuprobe's (named gpuprobe*, and the
+    metrics server's civetweb-* threads), in nanoseconds."""
+    total = 0
+    for task in pathlib.Path("/proc/self/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            if name.startswith(("gpuprobe", "civetweb")):
+                total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # the thread ended meanwhile
+    return total
 
 
 def closed_loop(service, seconds, batch, seq):
@@ -107,6 +120,7 @@ def main():
         service.predict(args.batch, args.seq, 0)  # the compile
         closed_loop(service, 2.0, args.batch, args.seq)
         counts = {n: [] for n in names}
+        own_ns, own_wall = 0, 0.0  # gpuprobe's threads' CPU time in the always-on slices
         for r in range(args.rounds):
             order = names[r % len(names):] + names[:r % len(names)]
             if r % 2:
@@ -114,7 +128,11 @@ def main():
             for name in order:
                 with arm(name, service, os.path.join(work, "dumps")):
                     closed_loop(service, args.warm, args.batch, args.seq)
+                    before, start = own_threads_cpu_ns(), time.perf_counter()
                     counts[name].append(closed_loop(service, args.slice, args.batch, args.seq))
+                    if name == "always-on":
+                        own_wall += time.perf_counter() - start
+                        own_ns += own_threads_cpu_ns() - before
         dumps = list(pathlib.Path(work, "dumps").glob("gpuprobe_dump_*"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -137,6 +155,13 @@ def main():
         result[name] = {"requests_per_s": statistics.median(counts[name]) / args.slice,
                         "ratio": statistics.median(ratios), "pooled": pooled,
                         "mean_ci95": [low, high], "ratios": ratios}
+    served = sum(counts["always-on"])
+    result["own_threads"] = {"cpu_share_of_a_core": own_ns * 1e-9 / own_wall,
+                             "cpu_us_per_request": own_ns * 1e-3 / served,
+                             "request_us": own_wall * 1e6 / served}
+    print(f"gpuprobe's own threads in the always-on slices: {own_ns * 1e-6:.1f} ms CPU in "
+          f"{own_wall:.1f} s ({100 * own_ns * 1e-9 / own_wall:.3f} % of one core), "
+          f"{own_ns * 1e-3 / served:.2f} us per request of {own_wall * 1e6 / served:.0f} us")
     print(f"dumps written: {len(dumps)} (the trigger must not fire)")
     print(json.dumps(result))
 
