@@ -156,16 +156,26 @@ if [ "$part" = serving ]; then
   exit 0
 fi
 
-echo "== python: the package over torch's CUDA build"
-# The Python tests also run the gpuprobe command and the synthetic-trace writer.
-if [ ! -x build-gpu/gpuprobe ] || [ ! -x build-gpu/test/write_synthetic_gpu_trace ]; then
-  configure
-  cmake --build build-gpu --target gpuprobe_cli write_synthetic_gpu_trace 2>&1 | tail -1
+python_tests() {
+  echo "== python: the package over torch's CUDA build"
+  # The Python tests also run the gpuprobe command and the synthetic-trace writer.
+  if [ ! -x build-gpu/gpuprobe ] || [ ! -x build-gpu/test/write_synthetic_gpu_trace ]; then
+    configure
+    cmake --build build-gpu --target gpuprobe_cli write_synthetic_gpu_trace 2>&1 | tail -1
+  fi
+  install_package
+  PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu python3 -m pytest -q -rs -p no:logging \
+    -p no:cacheprovider test/python/test_torch_cuda.py test/python/test_python_api.py \
+    test/python/test_torch_integration.py test/python/test_compile_accounting.py 2>&1 | tee "$out/pytest.log" | tail -15
+}
+# python: only the Python tests on the GPU (and, with INPROCESS=1, the in-process cost benchmark).
+if [ "$part" = python ]; then
+  python_tests
+  [ -n "${INPROCESS:-}" ] && PYTHONPATH="$pkg" timeout 300 python3 bench/python/always_on_cost.py \
+    --device cuda ${INPROCESS_ARGS:-} 2>&1 | grep -v Warning | tee "$out/always_on_cost.txt" | tail -8
+  exit 0
 fi
-install_package
-PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu python3 -m pytest -q -rs -p no:logging \
-  -p no:cacheprovider test/python/test_torch_cuda.py test/python/test_python_api.py \
-  test/python/test_torch_integration.py test/python/test_compile_accounting.py 2>&1 | tee "$out/pytest.log" | tail -15
+python_tests
 PYTHONPATH="$pkg" python3 bench/python/range_bench.py --json "$out/python_bench.json" 2>&1 |
   tee "$out/python_bench.txt"
 PYTHONPATH="$pkg" python3 bench/python/range_bench.py --in-asyncio-task 2>&1 |

@@ -246,3 +246,60 @@ def test_gpu_bursts_record_their_share_and_the_time_after_a_dump(tmp_path):
     marker = next(e for e in dumped if e["name"] == "gpuprobe dump: between bursts")
     after = [k for k in dumped if k.get("cat") == "kernel" and k["ts"] > marker["ts"]]
     assert len(after) >= 10, len(after)  # 300 ms of requests after the moment
+
+
+def _requests_with_allocator_pressure(path, planted):
+    """60 requests that each reuse cached memory; with `planted`, request 30 empties the cache
+    and allocates 8 x 64 MiB anew. Returns the allocator's own counts of cudaMalloc/cudaFree
+    calls (torch.cuda.memory_stats) over that request: the independent measure."""
+    x = torch.randn(1 << 20, device="cuda")
+    (x * 2).sum()
+    torch.cuda.synchronize()
+    counts = {"malloc": 0, "free": 0}
+    with gpuprobe.Session(f"chrome={path},cupti=kernel+runtime"):
+        for i in range(60):
+            with gpuprobe.range("request"):
+                before = torch.cuda.memory_stats()
+                (x * 2).sum()
+                if planted and i == 30:
+                    torch.cuda.empty_cache()
+                    blocks = [torch.empty(64 << 20, dtype=torch.uint8, device="cuda")
+                              for _ in range(8)]
+                    assert len(blocks) == 8
+                    del blocks
+                    torch.cuda.empty_cache()
+                torch.cuda.synchronize()
+                after = torch.cuda.memory_stats()
+            counts["malloc"] += after["num_device_alloc"] - before["num_device_alloc"]
+            counts["free"] += after["num_device_free"] - before["num_device_free"]
+    return counts
+
+
+def _report(path):
+    return json.loads(subprocess.run([str(CLI), "report", "--json", "--latency", "request",
+                                      str(path)], capture_output=True, text=True,
+                                     check=True).stdout)
+
+
+def test_allocator_pressure_is_named_at_the_slow_request(tmp_path):
+    path = tmp_path / "planted.json"
+    counts = _requests_with_allocator_pressure(path, planted=True)
+    assert counts["malloc"] >= 8 and counts["free"] >= 8
+    report = _report(path)
+    slowest = report["jitter"]["outliers"][0]
+    assert slowest["causes"][0]["cause"] == "allocator", slowest
+    at = {round(o["start_ms"], 3): o for o in report["memory"]["at_outliers"]}
+    memory = at[round(slowest["start_ms"], 3)]
+    # Exactly the calls the caching allocator counted itself.
+    assert (memory["malloc_calls"], memory["free_calls"]) == (counts["malloc"], counts["free"])
+
+
+def test_no_allocator_blame_without_pressure(tmp_path):
+    path = tmp_path / "clean.json"
+    counts = _requests_with_allocator_pressure(path, planted=False)
+    assert counts == {"malloc": 0, "free": 0}
+    report = _report(path)
+    for o in report["jitter"]["outliers"]:
+        assert all(c["cause"] != "allocator" for c in o["causes"]), o
+    assert all(m["malloc_calls"] == 0 and m["free_calls"] == 0
+               for m in report["memory"]["at_outliers"])
