@@ -119,9 +119,9 @@ class Browser:
             self.mouse("mouseMoved", x0 + (x1 - x0) * s / steps, y, button="left", buttons=1)
         self.mouse("mouseReleased", x1, y, button="left", clickCount=1)
 
-    def screenshot(self, path):
+    def screenshot(self, path, whole_page=True):
         data = self.call("Page.captureScreenshot", session=True, format="png",
-                         captureBeyondViewport=True)["data"]
+                         captureBeyondViewport=whole_page)["data"]
         with open(path, "wb") as f:
             f.write(base64.b64decode(data))
 
