@@ -21,7 +21,7 @@ for target in chrome_reader_fuzzer perfetto_reader_fuzzer flight_window_reader_f
     chrome*) seeds=fuzz/corpus/chrome ;;
     perfetto*) seeds=fuzz/corpus/perfetto ;;
     flight*) seeds=fuzz/corpus/flight_window ;;
-    *) seeds="fuzz/corpus/chrome fuzz/corpus/perfetto fuzz/corpus/flight_window" ;;
+    *) seeds="fuzz/corpus/chrome fuzz/corpus/perfetto fuzz/corpus/flight_window fuzz/corpus/mlir_timing" ;;
   esac
   work="$dir/corpus/$target"
   mkdir -p "$work" "$dir/artifacts"

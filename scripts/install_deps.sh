@@ -16,6 +16,7 @@ packages=(
   python3 python3-venv  # test/python: the readers of our formats, from PyPI
   chromium              # test/python: renders gpuprobe report's HTML page headless
   libjs-dygraphs        # the chart library the report page inlines (built in at build time)
+  mlir-19-tools         # test/python: mlir-opt-19 writes the pass timing reports gpuprobe reads
   libcivetweb-dev       # the metrics endpoint's HTTP server (loaded at run time: libcivetweb1)
   prometheus            # promtool: checks the metrics gpuprobe writes, as Prometheus reads them
 )

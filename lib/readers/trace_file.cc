@@ -5,6 +5,7 @@
 #include "formats/flight_window.h"
 #include "readers/byte_source.h"
 #include "readers/flight_window_reader.h"
+#include "readers/mlir_timing_reader.h"
 #include "readers/perfetto_trace_reader.h"
 
 namespace gpuprobe::readers {
@@ -28,6 +29,10 @@ Status read_trace_file(const std::string& path, Sink& sink, const ProgressFn& pr
     if (format != nullptr) *format = TraceFormat::kFlightWindow;
     return read_flight_window(*in, sink, progress);
   }
+  if (looks_like_mlir_timing(head, n)) {  // before Chrome's: its JSON is an array too
+    if (format != nullptr) *format = TraceFormat::kMlirTiming;
+    return read_mlir_timing(*in, sink, progress);
+  }
   if (i < n && (head[i] == '{' || head[i] == '[')) {
     if (format != nullptr) *format = TraceFormat::kChrome;
     return read_chrome_trace(*in, sink, progress);
@@ -38,7 +43,8 @@ Status read_trace_file(const std::string& path, Sink& sink, const ProgressFn& pr
   }
   return Status::Error(path +
                        ": byte 0: expected a Chrome trace ('{' or '['), a Perfetto "
-                       "trace (a packet, byte 0x0a) or a flight window (GPWINDOW), found " +
+                       "trace (a packet, byte 0x0a), a flight window (GPWINDOW) or an MLIR "
+                       "timing report ('===-'), found " +
                        (n == 0 ? std::string("an empty file")
                                : "byte " + std::to_string(static_cast<unsigned char>(head[0]))));
 }

@@ -1,5 +1,6 @@
-// A trace file of any format gpuprobe reads — Chrome JSON, Perfetto protobuf or a flight window
-// (formats/flight_window.h), any of them gzipped — told apart by its content, read into a Sink.
+// A trace file of any format gpuprobe reads — Chrome JSON, Perfetto protobuf, a flight window
+// (formats/flight_window.h) or MLIR's pass timing report (mlir_timing_reader.h), any of them
+// gzipped — told apart by its content, read into a Sink.
 #pragma once
 
 #include <string>
@@ -9,7 +10,7 @@
 
 namespace gpuprobe::readers {
 
-enum class TraceFormat { kChrome, kPerfetto, kFlightWindow };
+enum class TraceFormat { kChrome, kPerfetto, kFlightWindow, kMlirTiming };
 
 // Reads `path` into `sink`. `format`, when not null, receives the format found.
 Status read_trace_file(const std::string& path, Sink& sink, const ProgressFn& progress = {},

@@ -488,8 +488,8 @@ TEST_CASE("files that are not traces, or not there") {
   s = readers::read_trace_file(path, sink);
   CHECK(s.message() == path +
                            ": byte 0: expected a Chrome trace ('{' or '['), a Perfetto trace (a "
-                           "packet, byte 0x0a) or a flight window (GPWINDOW), found an empty "
-                           "file");
+                           "packet, byte 0x0a), a flight window (GPWINDOW) or an MLIR timing "
+                           "report ('===-'), found an empty file");
   fs::remove(path);
   s = readers::read_trace_file(fs::temp_directory_path().string(), sink);
   CHECK(s.message().find("not a regular file") != std::string::npos);

@@ -11,7 +11,10 @@ namespace gpuprobe::tools {
 void add_dump_command(CLI::App& app, CommandRun* run) {
   CLI::App* cmd = app.add_subcommand("dump", "every event as a line of text, in file order");
   auto file = std::make_shared<std::string>();
-  cmd->add_option("FILE", *file, "a trace: Chrome JSON, Perfetto or a flight window, gzipped or not")->required();
+  cmd->add_option("FILE", *file,
+                  "a trace: Chrome JSON, Perfetto, a flight window or an MLIR timing report, "
+                  "gzipped or not")
+      ->required();
   cmd->callback([file, run] {
     *run = [file] {
       TraceDumpSink sink(stdout);

@@ -13,7 +13,8 @@ void add_info_command(CLI::App& app, CommandRun* run) {
       "info", "what a trace holds: duration, events per category, steps, threads, devices, drops");
   auto file = std::make_shared<std::string>();
   cmd->add_option("FILE", *file,
-                  "a trace: Chrome JSON, Perfetto or a flight window, gzipped or not")
+                  "a trace: Chrome JSON, Perfetto, a flight window or an MLIR timing report, "
+                  "gzipped or not")
       ->required();
   cmd->callback([file, run] {
     *run = [file] {
@@ -21,7 +22,8 @@ void add_info_command(CLI::App& app, CommandRun* run) {
       readers::TraceFormat format = readers::TraceFormat::kChrome;
       const Status s = readers::read_trace_file(*file, sink, {}, &format);
       if (!s.ok()) return fail(s);
-      const char* names[] = {"Chrome trace JSON", "Perfetto protobuf", "gpuprobe flight window"};
+      const char* names[] = {"Chrome trace JSON", "Perfetto protobuf", "gpuprobe flight window",
+                             "MLIR pass timing report"};
       std::printf("format       %s\n", names[static_cast<int>(format)]);
       return 0;
     };
