@@ -316,6 +316,9 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
       for (const analysis::CauseOverlap& c : out.causes)
         std::fprintf(o, "  %s %.3f ms", c.cause.c_str(), ms(c.overlap_ns));
       std::fputc('\n', o);
+      for (const analysis::CauseOverlap& c : out.causes) {
+        if (!c.detail.empty()) std::fprintf(o, "    %s: %s\n", c.cause.c_str(), c.detail.c_str());
+      }
       print_deviations(o, out.children, out.excess_ns, 2);
       if (n - 1 < r.memory.outliers.size()) print_outlier_memory(o, r.memory.outliers[n - 1]);
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -39,6 +40,12 @@ nlohmann::json deviations(const std::vector<Deviation>& ds, std::int64_t excess,
 }  // namespace
 
 const char* Jitter::cause_name(int cause) { return kCauseNames[cause]; }
+
+std::string Jitter::format_ms(std::int64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f ms", ms(ns));
+  return text;
+}
 
 void Jitter::add(const ReportEvent& r) {
   const Event& e = *r.event;
@@ -123,14 +130,18 @@ void Jitter::finish(const TraceContext& trace) {
   }
   for (auto& c : causes_) merge(c);
   const std::vector<Interval>& gpu_work = gpu_.gpu_work();
-  // Recorded causes, then the two derived ones. The CPU gap needs children to mean something: a
+  // Recorded causes, then the derived ones. The CPU gap needs children to mean something: a
   // range with none is all self time. Its cause: uninstrumented code, a lock or GIL wait, or the
-  // thread descheduled.
-  enum { kGpuIdle = kCauses, kCpuGap, kAllCauses };
+  // thread descheduled — which the scheduler's counters (sched=) tell apart: the time the thread
+  // waited for a CPU, and the time it was blocked, are named for what they are and taken out of
+  // the gap.
+  enum { kGpuIdle = kCauses, kCpuGap, kWaiting, kBlocked, kAllCauses };
   std::vector<CauseOverlap> summary(kAllCauses);
   for (int c = 0; c < kCauses; ++c) summary[c].cause = kCauseNames[c];
   summary[kGpuIdle].cause = "GPU idle";
   summary[kCpuGap].cause = "CPU gap";
+  summary[kWaiting].cause = "waiting for a CPU";
+  summary[kBlocked].cause = "blocked";
   const bool has_children = target->self_ns < target->total_ns && target->self_histogram;
   const auto typical_self =
       has_children ? static_cast<std::int64_t>(target->self_histogram->quantile_ns(0.5)) : 0;
@@ -146,8 +157,8 @@ void Jitter::finish(const TraceContext& trace) {
     o.excess_ns = excess;
     o.thread = inst.thread < threads.size() ? threads[inst.thread].name : "";
     o.children = deviating_children(names_, target, inst.thread, inst.begin, inst.end, excess);
-    const auto note = [&](int cause, std::int64_t ns, std::uint64_t n) {
-      o.causes.push_back({summary[cause].cause, ns, n});
+    const auto note = [&](int cause, std::int64_t ns, std::uint64_t n, std::string detail = {}) {
+      o.causes.push_back({summary[cause].cause, ns, n, 0, std::move(detail)});
       summary[cause].overlap_ns += ns;
       summary[cause].explained_ns += std::min(ns, excess);
       summary[cause].events += n;
@@ -162,7 +173,31 @@ void Jitter::finish(const TraceContext& trace) {
     }
     // Named when it is at least 1 % of the outlier and beyond the median's precision (a
     // histogram bucket's middle, within 1.1 %).
-    const std::int64_t gap = inst.self_ns - typical_self;
+    std::int64_t gap = inst.self_ns - typical_self;
+    o.os_tid = inst.thread < threads.size() ? threads[inst.thread].os_tid : 0;
+    const CpuSplit cpu = cpu_.split(o.os_tid, inst.begin, inst.end);
+    if (cpu.known) {
+      // Named from 1 ms and a tenth of the outlier: a request is always off a CPU a little.
+      const std::int64_t floor = std::max<std::int64_t>(1'000'000, o.duration_ns / 10);
+      if (cpu.waiting_ns >= floor) {
+        note(kWaiting, cpu.waiting_ns, 1, "runnable, but the CPUs were busy (preempted)");
+        gap -= cpu.waiting_ns;
+      }
+      if (cpu.blocked_ns >= floor) {
+        std::string why;
+        if (cpu.holder_overlap_ns * 2 >= cpu.blocked_ns) {
+          why = "while \"" + cpu.holder_range + "\" ran on " + cpu.holder_thread + " (" +
+                format_ms(cpu.holder_overlap_ns) + " of it)";
+        }
+        if (cpu.busiest_running_ns * 2 >= cpu.blocked_ns) {
+          why += std::string(why.empty() ? "while " : "; ") + cpu.busiest_thread +
+                 " was on a CPU " + format_ms(cpu.busiest_running_ns) +
+                 " (a lock it held, or Python's GIL)";
+        }
+        note(kBlocked, cpu.blocked_ns, 1, why.empty() ? "a lock, I/O or sleep" : why);
+        gap -= cpu.blocked_ns;
+      }
+    }
     if (has_children && gap > typical_self / 40 && gap * 100 >= o.duration_ns)
       note(kCpuGap, gap, 1);
     std::sort(o.causes.begin(), o.causes.end(), [](const CauseOverlap& a, const CauseOverlap& b) {
@@ -182,8 +217,10 @@ void Jitter::write_json(const TraceContext& trace, nlohmann::json* report) const
   using nlohmann::json;
   const auto causes = [](const std::vector<CauseOverlap>& cs) {
     json a = json::array();
-    for (const CauseOverlap& c : cs)
+    for (const CauseOverlap& c : cs) {
       a.push_back({{"cause", c.cause}, {"overlap_ms", ms(c.overlap_ns)}, {"events", c.events}});
+      if (!c.detail.empty()) a.back()["detail"] = c.detail;
+    }
     return a;
   };
   json summary = causes(result_.cause_summary);

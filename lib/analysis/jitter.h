@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/analysis.h"
+#include "analysis/cpu_state.h"
 #include "analysis/gpu_idle.h"
 #include "analysis/intervals.h"
 #include "analysis/names.h"
@@ -25,12 +26,14 @@ struct CauseOverlap {
   std::uint64_t events = 0;
   // Of the overlap, what lies within each outlier's time above the median (at most all of it).
   std::int64_t explained_ns = 0;
+  std::string detail;  // for one outlier: what more is known (what ran while it was blocked)
 };
 
 struct Outlier {
   std::int64_t begin_ns = 0, duration_ns = 0;
   std::int64_t excess_ns = 0;  // above the median instance
   std::string thread;
+  std::int64_t os_tid = 0;
   std::vector<CauseOverlap> causes;  // by overlap, largest first
   std::vector<Deviation> children;   // the ranges inside it that deviated, top-down
 };
@@ -55,8 +58,8 @@ class Jitter : public Analysis {
     double outlier_threshold_ms;    // 0: above P99
     std::int64_t large_copy_bytes;  // copies worth naming as causes
   };
-  Jitter(const Options& options, const Names& names, const GpuIdle& gpu)
-      : options_(options), names_(names), gpu_(gpu) {}
+  Jitter(const Options& options, const Names& names, const GpuIdle& gpu, const CpuState& cpu)
+      : options_(options), names_(names), gpu_(gpu), cpu_(cpu) {}
 
   void add(const ReportEvent& event) override;
   void finish(const TraceContext& trace) override;
@@ -76,6 +79,8 @@ class Jitter : public Analysis {
   const Options options_;
   const Names& names_;
   const GpuIdle& gpu_;
+  const CpuState& cpu_;
+  static std::string format_ms(std::int64_t ns);
   std::vector<Interval> causes_[kCauses];
   JitterResult result_;
 };

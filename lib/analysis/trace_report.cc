@@ -15,7 +15,7 @@ TraceReport::TraceReport(ReportOptions options)
       bounds_(names_),
       latency_(names_),
       jitter_({options_.latency_name, options_.outlier_threshold_ms, options_.large_copy_bytes},
-              names_, gpu_),
+              names_, gpu_, cpu_),
       data_(names_),
       memory_(jitter_),
       timeline_(jitter_) {

@@ -94,12 +94,13 @@ class TraceReport : public Sink {
   GpuIdle gpu_;
   KernelBounds bounds_;
   Latency latency_;
+  CpuState cpu_;  // before jitter_, which asks it about each outlier
   Jitter jitter_;
   Compile compile_;
   DataLoading data_;
   Memory memory_;      // after jitter_: it reads the outliers
   Timeline timeline_;  // after jitter_: its target and causes; only with options_.timeline
-  std::vector<Analysis*> analyses_ = {&names_,  &gpu_,     &bounds_, &latency_,
+  std::vector<Analysis*> analyses_ = {&names_,  &gpu_,     &bounds_, &latency_, &cpu_,
                                       &jitter_, &compile_, &data_,   &memory_};
   std::uint64_t events_ = 0;
   std::int64_t first_ns_ = INT64_MAX, last_ns_ = INT64_MIN;

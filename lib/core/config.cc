@@ -286,6 +286,18 @@ Status apply_dump_format(std::string_view v, Config& c) {
   return {};
 }
 
+Status apply_sched(std::string_view v, Config& c) {
+  std::int64_t period = 0;
+  if (v == "off" || v == "0") {
+    c.sched_period_ns = 0;
+    return {};
+  }
+  if (!parse_duration(v, 1'000'000, &period) || period < 1'000'000 || period > 1'000'000'000)
+    return bad_value("sched", v, "a period from 1ms to 1s (e.g. 2ms), or off");
+  c.sched_period_ns = period;
+  return {};
+}
+
 Status apply_gpu_burst(std::string_view v, Config& c) {
   const std::size_t slash = v.find('/');
   std::int64_t on = 0, every = 0;
@@ -433,6 +445,16 @@ constexpr OptionSpec kOptions[] = {
      "at the start, and also for dump_after after each dump's moment; the trace's counter "
      "\"gpuprobe GPU recording\" says when, and the GPU metrics say they are sampled",
      apply_gpu_burst},
+    {"sched", "PERIOD|off",
+     [](const Config& c) {
+       return c.sched_period_ns ? std::to_string(c.sched_period_ns / 1'000'000) + "ms"
+                                : text("off");
+     },
+     "sample every thread's scheduler statistics (time on a CPU, time waiting for one) this "
+     "often, as counters \"sched running ns (tid N)\" and \"sched waiting ns (tid N)\", so "
+     "that the report tells a slow request's running from its waiting for a CPU and from its "
+     "being blocked (a lock, I/O, sleep), and names what ran meanwhile",
+     apply_sched},
     {"names", "N", number<&Config::max_names>,
      "most distinct run-time names per session; later ones record as \"<name table full>\" and "
      "are counted",

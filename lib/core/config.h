@@ -55,6 +55,8 @@ struct Config {
   // gpu_burst=ON/EVERY: GPU activity for ON in every EVERY; 0: all the time.
   std::int64_t gpu_burst_on_ns = 0;
   std::int64_t gpu_burst_every_ns = 0;
+  // sched=PERIOD: every thread's scheduler statistics sampled this often; 0: not at all.
+  std::int64_t sched_period_ns = 0;
   FlightOptions flight;
   std::uint32_t metrics_names = 64;         // range names with a histogram in the metrics
   std::vector<std::string> metrics_ranges;  // only these names, when given

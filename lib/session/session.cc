@@ -26,6 +26,7 @@
 #include "session/builtin_sinks.h"
 #include "session/dump_control.h"
 #include "session/fork.h"
+#include "session/sched_sampler.h"
 
 namespace gpuprobe {
 namespace detail {
@@ -104,6 +105,7 @@ class SessionCore {
     if (running_.exchange(false, std::memory_order_acq_rel)) {
       // The gate closes first so no new event starts; then the collector takes what is in the
       // rings. Ranges still open now end without a ring to write to.
+      sched_.reset();  // its last samples go in before the gate closes
       core::close_gate();
       if (saved_categories_) {
         core::update_enabled_categories(*saved_categories_, ~*saved_categories_);
@@ -152,6 +154,8 @@ class SessionCore {
     if (running_.exchange(false, std::memory_order_relaxed)) {
       static_cast<void>(collector_.release());
       static_cast<void>(gpu_.release());
+      if (sched_) sched_->forget();
+      static_cast<void>(sched_.release());
     }
     return {};
   }
@@ -273,6 +277,8 @@ class SessionCore {
     // CUPTI started and the outputs opened.
     core::reset_steps(core::read_ticks(clock));
     core::open_gate(core::GateSettings{g_last_epoch, info.nvtx, clock == core::ClockSource::kTsc});
+    if (config.sched_period_ns > 0)
+      sched_ = std::make_unique<session::SchedSampler>(config.sched_period_ns);
     std::lock_guard<std::recursive_mutex> registry(g_recording_mu);
     g_recording = this;
   }
@@ -303,6 +309,7 @@ class SessionCore {
   mutable std::mutex stop_mu_;
   std::unique_ptr<core::GpuSource> gpu_;  // declared before the collector, which uses it
   std::unique_ptr<core::Collector> collector_;
+  std::unique_ptr<session::SchedSampler> sched_;  // with sched=
   Stats final_stats_;
 };
 

@@ -1,20 +1,24 @@
 #include "gpuprobe/session.hpp"
 
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/categories.h"
 #include "core/thread_registry.h"
+#include "formats/sched_counters.h"
 #include "gpuprobe/gpuprobe.hpp"
 #include "support/capture_sink.h"
 #include "support/catch.hpp"
@@ -424,6 +428,38 @@ TEST_CASE("Steps are contiguous ranges numbered from 0, or from a given number")
     if (i > 0) REQUIRE(steps[i].begin_ns == steps[i - 1].end_ns);
   }
   REQUIRE(steps[0].end_ns - steps[0].begin_ns >= 2'000'000);
+}
+
+TEST_CASE("sched= records each thread's time on a CPU and waiting for one, as it changes") {
+  auto sink = std::make_shared<CaptureSink>();
+  std::int64_t sleeper_tid = 0;
+  {
+    Session session("sched=1ms", {sink});
+    std::thread sleeper([&] {
+      sleeper_tid = static_cast<std::int64_t>(syscall(SYS_gettid));
+      std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    });
+    // This thread computes meanwhile: its running total rises sample after sample.
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+    volatile std::uint64_t spin = 0;
+    while (std::chrono::steady_clock::now() < end) spin = spin + 1;
+    sleeper.join();
+    REQUIRE(session.stop().ok());
+  }
+  const auto self = static_cast<std::int64_t>(syscall(SYS_gettid));
+  std::map<std::int64_t, std::vector<double>> running;
+  for (const auto& e : sink->events()) {
+    std::int64_t tid = 0;
+    if (e.type == EventType::kCounter && formats::sched_counters::parse(e.name.c_str(), &tid) == 1)
+      running[tid].push_back(e.value);
+  }
+  REQUIRE(running.count(self) == 1);
+  CHECK(running[self].size() >= 10);  // about one per millisecond it ran
+  CHECK(running[self].back() - running[self].front() >= 20e6);
+  for (std::size_t i = 1; i < running[self].size(); ++i)
+    CHECK(running[self][i] >= running[self][i - 1]);  // totals (recorded when either changed)
+  // The sleeper, listed within ten periods of its start, barely ran: few samples.
+  if (running.count(sleeper_tid) != 0) CHECK(running[sleeper_tid].size() < 10);
 }
 
 }  // namespace

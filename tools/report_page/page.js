@@ -302,7 +302,8 @@
       o.causes.length ? el("table", {}, el("thead", {}, el("tr", {},
         el("th", {}, "what overlapped it"), el("th", { class: "num" }, "overlap"),
         el("th", { class: "num" }, "events"))),
-      el("tbody", {}, ...o.causes.map((c) => el("tr", {}, el("td", {}, c.cause),
+      el("tbody", {}, ...o.causes.map((c) => el("tr", {}, el("td", {}, c.cause,
+        c.detail ? el("div", { class: "note" }, c.detail) : null),
         el("td", { class: "num" }, msText(c.overlap_ms)), el("td", { class: "num" }, c.events)))))
         : el("p", {}, "Nothing recorded overlaps it."),
       o.children && o.children.length ? el("h4", {}, "The ranges inside it that deviated") : null,

@@ -1,0 +1,177 @@
+"""Waiting told from working (sched=): a slow request's time split into running, waiting for a
+CPU and blocked, from the scheduler's per-thread counters, and what ran meanwhile named — on
+three planted workloads whose split the test measures itself (the request thread's own
+/proc/thread-self/schedstat and clock around the request), and a clean one where nothing is
+blamed:
+
+- a lock held for 29 ms by another thread inside its range "hold lock" (blocked; the holder named),
+- another process spinning on the request thread's only CPU (waiting for a CPU),
+- another Python thread spinning while the request computes in Python (blocked on the GIL; the
+  thread that ran named)."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import gpuprobe
+
+BUILD = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build"))
+SCHEDSTAT = pathlib.Path("/proc/thread-self/schedstat")
+pytestmark = pytest.mark.skipif(not SCHEDSTAT.exists(),
+                                reason="skipped: no /proc/thread-self/schedstat on this kernel")
+REQUESTS, PLANTED = 120, 100
+
+
+def own_counters():
+    running, waiting, _ = SCHEDSTAT.read_text().split()
+    return int(running), int(waiting), time.monotonic_ns()
+
+
+def burn(seconds):
+    """Spends `seconds` of this thread's CPU time, however long that takes on the clock."""
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+def serve(trace, work, planted, before_planted=lambda: None, after_planted=lambda: None):
+    """REQUESTS requests on this thread, each `work` seconds of CPU in a child range; the
+    planted one runs `planted` inside it. Returns the planted request's split as this thread
+    measured it (ms)."""
+    truth = {}
+    with gpuprobe.Session(f"chrome={trace},sched=1ms"):
+        gpuprobe.set_thread_name("server")
+        for i in range(REQUESTS):
+            if i == PLANTED:
+                before_planted()
+            with gpuprobe.range("request"):
+                start = own_counters()  # inside: the range's own span, less a few bytecodes
+                with gpuprobe.range("compute"):
+                    burn(work)
+                if i == PLANTED:
+                    planted()
+                end = own_counters()
+            if i == PLANTED:
+                after_planted()
+                running, waiting = (end[0] - start[0]) / 1e6, (end[1] - start[1]) / 1e6
+                wall = (end[2] - start[2]) / 1e6
+                truth = {"wall": wall, "running": running, "waiting": waiting,
+                         "blocked": wall - running - waiting}
+    return truth
+
+
+def close_to(reported, truth, outlier):
+    """Within 20 % of what the thread measured, plus what its measure missed: the bytecodes
+    between the range's edges and its reads, where another thread may have had the GIL."""
+    return abs(reported - truth["blocked_or_waiting"]) <= 0.2 * truth["blocked_or_waiting"] + (
+        outlier["duration_ms"] - truth["wall"])
+
+
+def slowest(trace):
+    report = json.loads(subprocess.run(
+        [str(BUILD / "gpuprobe"), "report", "--json", "--latency", "request", str(trace)],
+        capture_output=True, text=True, check=True).stdout)
+    outlier = report["jitter"]["outliers"][0]
+    return outlier, {c["cause"]: c for c in outlier["causes"]}
+
+
+def test_blocked_on_a_lock_names_the_holder(tmp_path):
+    lock, go, held = threading.Lock(), threading.Event(), threading.Event()
+
+    def holder():
+        gpuprobe.set_thread_name("lock holder")
+        go.wait()
+        with gpuprobe.range("hold lock"):
+            with lock:
+                held.set()
+                time.sleep(0.029)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+
+    def planted():
+        with lock:
+            pass
+
+    def before():
+        go.set()
+        held.wait()
+
+    truth = serve(tmp_path / "t.json", 0.003, planted, before)
+    thread.join()
+    outlier, causes = slowest(tmp_path / "t.json")
+    assert outlier["duration_ms"] == pytest.approx(truth["wall"], rel=0.02)
+    assert truth["blocked"] > 20  # the plant worked: the request slept on the lock
+    truth["blocked_or_waiting"] = truth["blocked"]
+    assert close_to(causes["blocked"]["overlap_ms"], truth, outlier), (causes, truth)
+    assert '"hold lock" ran on lock holder' in causes["blocked"]["detail"]
+    # Not called a CPU gap: what is left of it is what the request computed beyond the usual.
+    assert causes.get("CPU gap", {"overlap_ms": 0})["overlap_ms"] < 0.2 * truth["blocked"]
+
+
+def test_waiting_for_a_cpu_another_process_holds(tmp_path):
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    before_affinity = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})  # this thread only
+    spinner = []
+
+    def before():
+        spinner.append(subprocess.Popen(
+            [sys.executable, "-c", f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"]))
+        time.sleep(0.2)  # it runs, pinned beside this thread
+
+    def after():
+        spinner[0].kill()
+        spinner[0].wait()
+
+    try:
+        truth = serve(tmp_path / "t.json", 0.025, lambda: burn(0.025), before, after)
+    finally:
+        os.sched_setaffinity(0, before_affinity)
+        for p in spinner:
+            p.kill()
+    outlier, causes = slowest(tmp_path / "t.json")
+    assert truth["waiting"] > 15  # the plant worked: half the CPU went to the spinner
+    truth["blocked_or_waiting"] = truth["waiting"]
+    assert close_to(causes["waiting for a CPU"]["overlap_ms"], truth, outlier), (causes, truth)
+    assert "CPU gap" not in causes or causes["CPU gap"]["overlap_ms"] < 0.3 * truth["wall"]
+
+
+def test_blocked_on_the_gil_names_the_thread_that_ran(tmp_path):
+    stop, started = threading.Event(), threading.Event()
+
+    def hog():
+        gpuprobe.set_thread_name("gil hog")
+        started.set()
+        with gpuprobe.range("hog"):
+            while not stop.is_set():
+                pass
+
+    thread = threading.Thread(target=hog)
+
+    def before():
+        thread.start()
+        started.wait()
+
+    truth = serve(tmp_path / "t.json", 0.010, lambda: burn(0.030), before, stop.set)
+    thread.join()
+    outlier, causes = slowest(tmp_path / "t.json")
+    assert truth["blocked"] > 10  # the plant worked: the GIL went to the hog in turns
+    truth["blocked_or_waiting"] = truth["blocked"]
+    assert close_to(causes["blocked"]["overlap_ms"], truth, outlier), (causes, truth)
+    assert "gil hog was on a CPU" in causes["blocked"]["detail"]
+
+
+def test_a_clean_run_blames_neither(tmp_path):
+    serve(tmp_path / "t.json", 0.003, lambda: burn(0.003))
+    report = json.loads(subprocess.run(
+        [str(BUILD / "gpuprobe"), "report", "--json", "--latency", "request",
+         str(tmp_path / "t.json")], capture_output=True, text=True, check=True).stdout)
+    assert report["cpu_state"]["threads_sampled"] >= 1
+    for o in report["jitter"]["outliers"]:
+        assert all(c["cause"] not in ("blocked", "waiting for a CPU") for c in o["causes"]), o
