@@ -166,7 +166,8 @@ python_tests() {
   install_package
   PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu python3 -m pytest -q -rs -p no:logging \
     -p no:cacheprovider test/python/test_torch_cuda.py test/python/test_python_api.py \
-    test/python/test_torch_integration.py test/python/test_compile_accounting.py 2>&1 | tee "$out/pytest.log" | tail -15
+    test/python/test_torch_integration.py test/python/test_compile_accounting.py \
+    test/python/test_waiting_and_blocked.py test/python/test_compare_per_module.py 2>&1 | tee "$out/pytest.log" | tail -15
 }
 # python: only the Python tests on the GPU (and, with INPROCESS=1, the in-process cost benchmark).
 if [ "$part" = python ]; then
