@@ -21,6 +21,7 @@ void CpuState::add(const ReportEvent& r) {
              r.end_ns - r.begin_ns >= kMinRangeNs) {
     if (ranges_.size() < kMaxRanges) {
       ranges_.push_back({r.begin_ns, r.end_ns, e.thread, e.site->name});
+      longest_ = std::max(longest_, r.end_ns - r.begin_ns);
     } else {
       ++ranges_left_out_;
     }
@@ -83,10 +84,11 @@ CpuSplit CpuState::split(std::int64_t tid, std::int64_t begin, std::int64_t end)
   }
   // The other threads' ranges overlapping the span; ranges_ is sorted by begin, and a range
   // that overlaps began before `end`.
-  const auto last =
-      std::lower_bound(ranges_.begin(), ranges_.end(), end,
-                       [](const KeptRange& k, std::int64_t t) { return k.begin < t; });
-  for (auto k = ranges_.begin(); k != last; ++k) {
+  const auto by_begin = [](const KeptRange& k, std::int64_t t) { return k.begin < t; };
+  const auto last = std::lower_bound(ranges_.begin(), ranges_.end(), end, by_begin);
+  // None that began more than the longest range before `begin` reaches it.
+  for (auto k = std::lower_bound(ranges_.begin(), last, begin - longest_, by_begin); k != last;
+       ++k) {
     if (k->end <= begin || k->thread >= threads.size() || threads[k->thread].os_tid == tid)
       continue;
     const std::int64_t shared = std::min(end, k->end) - std::max(begin, k->begin);

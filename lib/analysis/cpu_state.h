@@ -62,6 +62,7 @@ class CpuState : public Analysis {
   std::map<std::int64_t, Series> series_;  // by OS thread id
   std::vector<KeptRange> ranges_;
   std::uint64_t ranges_left_out_ = 0;
+  std::int64_t longest_ = 0;  // of ranges_
   const TraceContext* trace_ = nullptr;
 };
 

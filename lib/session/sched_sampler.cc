@@ -48,7 +48,7 @@ void record(std::uint64_t gate, const CallSite* site, std::uint64_t ticks, std::
 }
 
 // The process's threads now, opened (or kept) in `watched`; gone ones closed.
-void list_threads(std::map<long, Watched>* watched, long self) {
+void list_threads(std::map<long, Watched>* watched, long self, int* named) {
   for (auto& [tid, w] : *watched) w.seen = false;
   if (DIR* dir = opendir("/proc/self/task")) {
     while (dirent* entry = readdir(dir)) {
@@ -56,7 +56,11 @@ void list_threads(std::map<long, Watched>* watched, long self) {
       if (tid <= 0 || tid == self) continue;
       auto it = watched->find(tid);
       if (it == watched->end()) {
-        if (watched->size() >= static_cast<std::size_t>(SchedSampler::kMaxThreads)) continue;
+        // Each thread takes two names of the session's table: a program that makes threads
+        // without end stops being followed after kMaxNamedThreads, not the table filled.
+        if (watched->size() >= static_cast<std::size_t>(SchedSampler::kMaxThreads) ||
+            *named >= SchedSampler::kMaxNamedThreads)
+          continue;
         const std::string path = "/proc/self/task/" + std::to_string(tid) + "/schedstat";
         const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) continue;
@@ -64,6 +68,7 @@ void list_threads(std::map<long, Watched>* watched, long self) {
         w.fd = fd;
         w.running_site = detail::intern(sc::name(sc::kRunning, tid), Category::kApp);
         w.waiting_site = detail::intern(sc::name(sc::kWaiting, tid), Category::kApp);
+        ++*named;
         it = watched->emplace(tid, w).first;
       }
       it->second.seen = true;
@@ -109,10 +114,11 @@ void SchedSampler::run() {
   std::vector<std::pair<Watched*, std::pair<std::uint64_t, std::uint64_t>>> changed;
   const auto period = std::chrono::nanoseconds(period_ns_);
   std::uint64_t previous = 0;  // the ticks of the previous sampling
+  int named = 0;               // threads given counter names this session
   std::unique_lock<std::mutex> lock(mu_);
   for (std::uint64_t tick = 0;; ++tick) {
     lock.unlock();
-    if (tick % 10 == 0) list_threads(&watched, self);
+    if (tick % 10 == 0) list_threads(&watched, self, &named);
     const std::uint64_t gate = detail::gate_for(Category::kApp);
     const std::uint64_t now = gate != 0 ? detail::now_ticks(gate) : 0;
     changed.clear();

@@ -20,7 +20,8 @@ namespace gpuprobe::session {
 
 class SchedSampler {
  public:
-  static constexpr int kMaxThreads = 512;
+  static constexpr int kMaxThreads = 512;        // followed at once
+  static constexpr int kMaxNamedThreads = 4096;  // followed in a session, one after another
 
   // Starts sampling; the session's gate must be open (the counters are recorded events).
   explicit SchedSampler(std::int64_t period_ns);
