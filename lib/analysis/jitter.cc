@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
+
+#include "absl/strings/str_format.h"
 
 #include "analysis/allocator_call.h"
 #include "analysis/compile.h"
@@ -40,12 +41,6 @@ nlohmann::json deviations(const std::vector<Deviation>& ds, std::int64_t excess,
 }  // namespace
 
 const char* Jitter::cause_name(int cause) { return kCauseNames[cause]; }
-
-std::string Jitter::format_ms(std::int64_t ns) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f ms", ms(ns));
-  return text;
-}
 
 void Jitter::add(const ReportEvent& r) {
   const Event& e = *r.event;
@@ -187,11 +182,11 @@ void Jitter::finish(const TraceContext& trace) {
         std::string why;
         if (cpu.holder_overlap_ns * 2 >= cpu.blocked_ns) {
           why = "while \"" + cpu.holder_range + "\" ran on " + cpu.holder_thread + " (" +
-                format_ms(cpu.holder_overlap_ns) + " of it)";
+                absl::StrFormat("%.1f ms", ms(cpu.holder_overlap_ns)) + " of it)";
         }
         if (cpu.busiest_running_ns * 2 >= cpu.blocked_ns) {
           why += std::string(why.empty() ? "while " : "; ") + cpu.busiest_thread +
-                 " was on a CPU " + format_ms(cpu.busiest_running_ns) +
+                 " was on a CPU " + absl::StrFormat("%.1f ms", ms(cpu.busiest_running_ns)) +
                  " (a lock it held, or Python's GIL)";
         }
         note(kBlocked, cpu.blocked_ns, 1, why.empty() ? "a lock, I/O or sleep" : why);

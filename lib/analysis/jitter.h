@@ -80,7 +80,6 @@ class Jitter : public Analysis {
   const Names& names_;
   const GpuIdle& gpu_;
   const CpuState& cpu_;
-  static std::string format_ms(std::int64_t ns);
   std::vector<Interval> causes_[kCauses];
   JitterResult result_;
 };

@@ -161,6 +161,23 @@
     for (const g of Object.values(page.charts)) g.updateOptions({});
   }
 
+  // A chart on the shared time axis: the trace's whole span at first, the marks beneath, its
+  // zoom followed by the others, a tooltip following the mouse; kept as page.charts[key].
+  function timeChart(key, div, rows, options) {
+    const g = new Dygraph(div, rows, {
+      xlabel: "time since the trace began (ms)",
+      legend: "follow",
+      dateWindow: [0, duration],
+      underlayCallback: drawMarks,
+      drawCallback: syncZoom,
+      axes: { x: { valueFormatter: (v) => `t = ${num(v, 3)} ms` } },
+      ...options,
+    });
+    page.charts[key] = g;
+    hoverMarks(g, div);
+    return g;
+  }
+
   function nearestOutlier(x, g) {
     const [x0, x1] = g.xAxisRange();
     const slack = (x1 - x0) * 0.01;
@@ -220,12 +237,10 @@
       el("div", { class: "controls" }, legendKinds,
         el("label", {}, log, " log scale"), reset),
       div);
-    const g = new Dygraph(div, rows, {
+    const g = timeChart("latency", div, rows, {
       labels: ["time (ms)", `${name} (ms)`, "rolling P50", "rolling P99", "outlier"],
-      xlabel: "time since the trace began (ms)",
       ylabel: "latency (ms)",
       height: 320,
-      legend: "follow",
       connectSeparatedPoints: true,
       series: {
         [`${name} (ms)`]: { strokeWidth: 0, drawPoints: true, pointSize: 1.5, color: "#4e79a7" },
@@ -233,17 +248,11 @@
         "rolling P99": { strokeWidth: 1.5, color: "#e15759" },
         outlier: { strokeWidth: 0, drawPoints: true, pointSize: 4, color: "#d62728" },
       },
-      dateWindow: [0, duration],
-      underlayCallback: drawMarks,
-      drawCallback: syncZoom,
       clickCallback: (e, x) => {
         const i = nearestOutlier(x, g);
         if (i >= 0) page.select(i);
       },
-      axes: { x: { valueFormatter: (v) => `t = ${num(v, 3)} ms` } },
     });
-    page.charts.latency = g;
-    hoverMarks(g, div);
     log.addEventListener("change", () => g.updateOptions({ logscale: log.checked }));
     reset.addEventListener("click", () => {
       for (const c of Object.values(page.charts)) c.updateOptions({ dateWindow: [0, duration] });
@@ -261,22 +270,14 @@
     const div = el("div", { class: "chart", id: "gpu-chart" });
     overTime.append(el("h3", {}, "GPU busy per device" +
       (data.gpu.sampled ? " (recorded in bursts: busy within the recorded time)" : "")), div);
-    const g = new Dygraph(div, rows, {
+    timeChart("gpu", div, rows, {
       labels: ["time (ms)", ...devices.map((d) => `GPU ${d} busy %`)],
-      xlabel: "time since the trace began (ms)",
       ylabel: "busy (%)",
       height: 160,
       stepPlot: true,
       fillGraph: true,
       valueRange: [0, 105],
-      legend: "follow",
-      dateWindow: [0, duration],
-      underlayCallback: drawMarks,
-      drawCallback: syncZoom,
-      axes: { x: { valueFormatter: (v) => `t = ${num(v, 3)} ms` } },
     });
-    page.charts.gpu = g;
-    hoverMarks(g, div);
   }
   if (timeline.marks_left_out > 0) {
     overTime.append(el("p", { class: "note" },
