@@ -57,11 +57,14 @@ void Memory::finish(const TraceContext&) {
   std::stable_sort(samples_.begin(), samples_.end(),
                    [](const Sample& a, const Sample& b) { return a.at_ns < b.at_ns; });
   states_.reserve(samples_.size());
+  // Counters sampled at the same time are one state: the allocator's statistics are read
+  // together, and a state with one of them updated and not the other never existed.
   for (const Sample& sample : samples_) {
-    MemoryState s = states_.empty() ? MemoryState{} : states_.back();
-    s.at_ns = sample.at_ns;
-    s.*sample.counter = sample.value;
-    states_.push_back(s);
+    if (states_.empty() || states_.back().at_ns != sample.at_ns) {
+      states_.push_back(states_.empty() ? MemoryState{} : states_.back());
+      states_.back().at_ns = sample.at_ns;
+    }
+    states_.back().*sample.counter = sample.value;
   }
   samples_ = {};
   std::sort(mallocs_.begin(), mallocs_.end());
@@ -102,6 +105,29 @@ void Memory::finish(const TraceContext&) {
     m.free_calls = count_within(frees_, o.begin_ns, end);
     r.outliers.push_back(m);
   }
+  sample_over_time();
+}
+
+void Memory::sample_over_time() {
+  std::vector<MemoryState>& out = result_.over_time;
+  const std::size_t n = over_time_points_;
+  if (n == 0 || states_.empty()) return;
+  if (states_.size() <= n) {
+    out = states_;
+    return;
+  }
+  const std::int64_t first = states_.front().at_ns, span = states_.back().at_ns - first + 1;
+  std::size_t bin = n;  // none yet
+  for (const MemoryState& s : states_) {
+    const auto b = static_cast<std::size_t>(static_cast<double>(s.at_ns - first) /
+                                            static_cast<double>(span) * static_cast<double>(n));
+    if (b != bin || out.empty()) {
+      out.push_back(s);
+      bin = b;
+    } else if (s.fragmentation() > out.back().fragmentation()) {
+      out.back() = s;
+    }
+  }
 }
 
 void Memory::write_json(const TraceContext& trace, nlohmann::json* report) const {
@@ -128,6 +154,15 @@ void Memory::write_json(const TraceContext& trace, nlohmann::json* report) const
                          {"malloc_calls", r.malloc_calls},
                          {"free_calls", r.free_calls},
                          {"at_outliers", outliers}};
+  if (!r.over_time.empty()) {
+    // [ms since the trace began, allocated, reserved, inactive split bytes, fragmentation]
+    json rows = json::array();
+    for (const MemoryState& s : r.over_time) {
+      rows.push_back({ms(s.at_ns - trace.start_ns), known(s.allocated), known(s.reserved),
+                      known(s.inactive_split), known(s.fragmentation())});
+    }
+    (*report)["memory"]["over_time"] = std::move(rows);
+  }
 }
 
 }  // namespace gpuprobe::analysis

@@ -2,7 +2,9 @@
 // bytes", "cuda reserved bytes", "cuda inactive split bytes", "cuda alloc retries") over time —
 // fragmentation as the share of reserved memory not allocated — and cudaMalloc/cudaFree calls;
 // and for each of the jitter's outliers, the allocator's state at it and what it did within it
-// (calls, retries), so that an outlier caused by the allocator shows it.
+// (calls, retries), so that an outlier caused by the allocator shows it. For the report page,
+// also the states over time (Memory's over_time_points): every one, or past that many, the most
+// fragmented of each of that many equal slices of time — a spike is what the page must show.
 #pragma once
 
 #include <cstdint>
@@ -30,17 +32,20 @@ struct OutlierMemory {
 };
 
 struct MemoryResult {
-  std::uint64_t samples = 0;
+  std::uint64_t samples = 0;  // the times the counters were read
   double max_allocated = 0, max_reserved = 0, max_inactive_split = 0;
   double fragmentation_p50 = -1, fragmentation_max = -1, fragmentation_last = -1;
   double retries = 0;  // the last value of the retries counter
   std::uint64_t malloc_calls = 0, free_calls = 0;
   std::vector<OutlierMemory> outliers;  // as the jitter's, in its order
+  std::vector<MemoryState> over_time;   // in time order; empty unless asked
 };
 
 class Memory : public Analysis {
  public:
-  explicit Memory(const Jitter& jitter) : jitter_(jitter) {}
+  // over_time_points: how many states MemoryResult::over_time holds at most; 0: none.
+  Memory(const Jitter& jitter, std::size_t over_time_points)
+      : jitter_(jitter), over_time_points_(over_time_points) {}
 
   void add(const ReportEvent& event) override;
   void finish(const TraceContext& trace) override;
@@ -50,6 +55,7 @@ class Memory : public Analysis {
  private:
   static constexpr std::size_t kMaxSamples = 1 << 20;  // beyond: the later ones are not kept
   const Jitter& jitter_;
+  const std::size_t over_time_points_;
   struct Sample {
     std::int64_t at_ns;
     double MemoryState::*counter;
@@ -60,6 +66,7 @@ class Memory : public Analysis {
                                      // latest value (finish())
   std::vector<std::int64_t> mallocs_, frees_;  // the calls' begin times
   MemoryResult result_;
+  void sample_over_time();
 };
 
 }  // namespace gpuprobe::analysis

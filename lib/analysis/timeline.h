@@ -48,6 +48,7 @@ class Timeline : public Analysis {
   static constexpr std::size_t kMarksPerKind = 20'000;
   static constexpr int kRollingSamples = 400;
   static constexpr int kGpuBins = 400;  // GpuIdle's device_busy_timeline, when this is on
+  static constexpr std::size_t kMemoryPoints = 4000;  // Memory's over_time, when this is on
 
   // Reads the jitter's target and causes at finish(): runs after it.
   explicit Timeline(const Jitter& jitter) : jitter_(jitter) {}

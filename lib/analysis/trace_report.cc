@@ -17,7 +17,7 @@ TraceReport::TraceReport(ReportOptions options)
       jitter_({options_.latency_name, options_.outlier_threshold_ms, options_.large_copy_bytes},
               names_, gpu_, cpu_),
       data_(names_),
-      memory_(jitter_),
+      memory_(jitter_, options_.timeline ? Timeline::kMemoryPoints : 0),
       timeline_(jitter_) {
   if (options_.timeline) analyses_.push_back(&timeline_);
 }

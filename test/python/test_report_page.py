@@ -1,7 +1,8 @@
 """`gpuprobe report --html`, as a user sees it in Chromium (Debian's, headless, driven over the
 DevTools protocol): on a planted incident with known answers (test/tools/write_incident_trace),
 the page draws every request's latency with rolling P50/P99 that rise in the incident, GPU busy
-per device that falls in it, each cause event as a mark; hovering over a request shows its
+per device that falls in it, the allocator's fragmentation rising in it, each cause event as a
+mark; hovering over a request shows its
 value, over a mark what it was; a click on an outlier opens its breakdown; dragging zooms both
 charts together; tables sort and filter; 100,000 requests draw; nothing is fetched and the
 console stays clean. A screenshot of each page is kept under the test's temporary directory."""
@@ -120,6 +121,29 @@ def test_gpu_busy_per_device_falls_in_the_incident(page):
         assert sum(inside) / len(inside) < sum(outside) / len(outside) / 3
 
 
+def test_fragmentation_over_time(page):
+    browser, report, _, _ = page
+    assert browser.eval("gpuprobePage.charts.memory.getLabels()")[1:] == [
+        "allocated GiB", "reserved GiB", "inactive split GiB"]
+    fragmentation = sorted(column(browser, "fragmentation", 1))
+    allocated = column(browser, "memory", 1)
+    assert len(fragmentation) == len(allocated) == N  # a sample at each request's start
+    assert all(v == pytest.approx(2.0) for _, v in allocated)
+    # 2.5 GiB reserved until the incident's 50 cudaMallocs add 64 MiB each.
+    before = [v for _, v in fragmentation[:INCIDENT.start + 1]]
+    after = [v for _, v in fragmentation[INCIDENT.start + 50:]]
+    assert before == pytest.approx([20.0] * len(before))
+    assert after == pytest.approx([100 * (1 - 2 / 5.625)] * len(after))
+    rising = [v for _, v in fragmentation[INCIDENT.start:INCIDENT.start + 51]]
+    assert rising == sorted(rising) and len(set(rising)) == 51
+    assert report["memory"]["fragmentation_max"] == pytest.approx(1 - 2 / 5.625)
+    # As opened: a time lies at the same x on every chart.
+    d = report["duration_ms"]
+    for t in (0, d / 2, d):
+        xs = [at(browser, c, t, 0)[0] for c in ("latency", "gpu", "memory", "fragmentation")]
+        assert max(xs) - min(xs) < 1.5, (t, xs)
+
+
 def test_cause_marks_are_counted_and_drawn(page):
     browser, _, _, _ = page
     labels = browser.eval("[...document.querySelectorAll('#over-time .kind')].map(l => l.textContent)")
@@ -175,9 +199,13 @@ def test_drag_zooms_both_charts(page):
     x0, y = at(browser, "latency", d * 0.3, 10)
     x1, _ = at(browser, "latency", d * 0.6, 10)
     browser.drag(x0, y, x1)
-    lat, gpu = (browser.eval(f"gpuprobePage.charts.{c}.xAxisRange()") for c in ("latency", "gpu"))
+    charts = ("latency", "gpu", "memory", "fragmentation")
+    lat, *others = (browser.eval(f"gpuprobePage.charts.{c}.xAxisRange()") for c in charts)
     assert lat == pytest.approx([d * 0.3, d * 0.6], rel=0.02)
-    assert gpu == pytest.approx(lat)
+    assert others == [pytest.approx(lat)] * len(others)
+    # One axis: a time lies at the same x on every chart.
+    xs = [at(browser, c, d * 0.45, 0)[0] for c in charts]
+    assert max(xs) - min(xs) < 1.5, xs
 
 
 def test_tables_sort_and_filter(page):
@@ -205,5 +233,10 @@ def test_a_hundred_thousand_requests_draw(tmp_path):
         assert browser.eval("""(() => { const g = gpuprobePage.charts.latency; let n = 0;
             for (let r = 0; r < g.numRows(); ++r) if (g.getValue(r, 1) !== null) ++n;
             return n; })()""") == 100_000
+        # 100,000 allocator samples: the most fragmented of each of 4000 slices, the peak kept.
+        fragmentation = [v for _, v in column(browser, "fragmentation", 1)]
+        assert 3900 <= len(fragmentation) <= 4000
+        assert max(fragmentation) == pytest.approx(100 * (1 - 2 / 5.625))
+        assert "the most fragmented of" in browser.eval("document.getElementById('over-time').textContent")
         assert browser.errors() == []
         browser.screenshot(tmp_path / "100k.png")

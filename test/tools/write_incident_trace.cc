@@ -3,7 +3,10 @@
 // (and every other one a kernel on GPU 1). Requests [0.45 N, 0.55 N) are the incident: they take
 // 20 ms instead of about 2, so GPU busy falls; it begins with a 15 ms compile and 20 graph
 // breaks, its first 50 requests each call cudaMalloc for 1 ms and every tenth waits 2 ms in
-// cudaDeviceSynchronize. Two GC pauses of 8 ms fall in requests N/10 and N/3.
+// cudaDeviceSynchronize. Two GC pauses of 8 ms fall in requests N/10 and N/3. The caching
+// allocator's counters are sampled at each request's start: 2 GiB allocated throughout, 2.5 GiB
+// reserved until each of the incident's cudaMallocs adds 64 MiB — fragmentation rises from 0.2
+// to 1 - 2 / 5.625 = 0.644 and stays there.
 //
 //   write_incident_trace SINK=VALUE [N]    (N: 2000 by default, at least 100)
 #include <cstdint>
@@ -29,6 +32,10 @@ int main(int argc, char** argv) {
   static constexpr CallSite kCompile{"torch.compile 0/1", "", "", 0, 0, Category::kCompile};
   static constexpr CallSite kBreak{
       "graph break: call_function print", "", "", 0, 0, Category::kCompile};
+  static constexpr CallSite kAllocated{"cuda allocated bytes", "", "", 0, 0, Category::kAllocator};
+  static constexpr CallSite kReserved{"cuda reserved bytes", "", "", 0, 0, Category::kAllocator};
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  double reserved = 2.5 * kGiB;
   constexpr std::uint64_t kMs = 1'000'000, kUs = 1'000;
   std::deque<GpuActivity> gpu;  // stable: events point at them
   std::vector<Event> events;
@@ -66,6 +73,8 @@ int main(int argc, char** argv) {
     const std::uint64_t jitter = (static_cast<std::uint64_t>(i) * 2654435761u >> 16) % 200 * kUs;
     const std::uint64_t length = (incident ? 20 * kMs : gc ? 10 * kMs : 2 * kMs) + jitter;
     events.push_back({EventType::kRange, 0, &kRequest, t, t + length, 0.0});
+    events.push_back({EventType::kCounter, 0, &kAllocated, t, t, 2 * kGiB});
+    events.push_back({EventType::kCounter, 0, &kReserved, t, t, reserved});
     events.push_back({EventType::kRange, 0, &kForward, t + 200 * kUs, t + length - 200 * kUs, 0.0});
     kernel(0, t + 350 * kUs, 1400 * kUs);
     if (i % 2 == 0) kernel(1, t + 400 * kUs, 1000 * kUs);
@@ -75,7 +84,10 @@ int main(int argc, char** argv) {
       for (int b = 0; b < 20; ++b)
         events.push_back({EventType::kInstant, 0, &kBreak, t + 17 * kMs + b * 10 * kUs, 0, 0.0});
     }
-    if (incident && i < incident_begin + 50) api("cudaMalloc", t + 3 * kMs, kMs);
+    if (incident && i < incident_begin + 50) {
+      api("cudaMalloc", t + 3 * kMs, kMs);
+      reserved += kGiB / 16;
+    }
     if (incident && (i - incident_begin) % 10 == 0)
       api("cudaDeviceSynchronize", t + 5 * kMs, 2 * kMs);
     t += length + 500 * kUs;

@@ -1,6 +1,7 @@
 // The report page's script: draws `gpuprobe report --json`'s structure (the page's
 // <script id="report-data"> block) with dygraphs, inlined beside it. Sections: the incident
-// over time (each request's latency with rolling P50/P99, GPU busy per device, the cause events
+// over time (each request's latency with rolling P50/P99, GPU busy per device, the caching
+// allocator's memory and fragmentation, the cause events
 // as marks on the same axis; drag to zoom, double-click to reset, both charts move together),
 // the outliers with their explanation trees, kernel time, the ranges, the compile section.
 // Every table sorts by a click on its header and filters by its search box.
@@ -278,6 +279,38 @@
       fillGraph: true,
       valueRange: [0, 105],
     });
+  }
+  // The caching allocator over time: what it holds and what is in use, and beneath, the share
+  // of what it holds that is not (fragmentation) — a chart of its own rather than a second axis,
+  // which would narrow the plot and put a time at another x than on the charts above.
+  const memory = (data.memory && data.memory.over_time) || [];
+  if (memory.length > 0) {
+    const GiB = 1024 ** 3;
+    const gib = (v) => (v === null ? null : v / GiB);
+    const div = el("div", { class: "chart", id: "memory-chart" });
+    const fragDiv = el("div", { class: "chart", id: "fragmentation-chart" });
+    overTime.append(el("h3", {}, "GPU memory (the caching allocator)" +
+      (memory.length < data.memory.samples ? `: the most fragmented of ${memory.length} slices`
+        : "")), div, fragDiv);
+    timeChart("memory", div,
+      memory.map(([t, allocated, reserved, split]) => [t, gib(allocated), gib(reserved), gib(split)]), {
+        labels: ["time (ms)", "allocated GiB", "reserved GiB", "inactive split GiB"],
+        ylabel: "GiB",
+        height: 160,
+        stepPlot: true,
+        connectSeparatedPoints: true,
+        colors: ["#4e79a7", "#f28e2b", "#bab0ac"],
+      });
+    timeChart("fragmentation", fragDiv,
+      memory.map(([t, , , , frag]) => [t, frag === null ? null : 100 * frag]), {
+        labels: ["time (ms)", "fragmentation %"],
+        ylabel: "fragmentation %",
+        height: 140,
+        stepPlot: true,
+        connectSeparatedPoints: true,
+        valueRange: [0, 105],
+        colors: ["#b07aa1"],
+      });
   }
   if (timeline.marks_left_out > 0) {
     overTime.append(el("p", { class: "note" },
