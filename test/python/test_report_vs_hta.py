@@ -4,6 +4,7 @@ and the idle-time breakdown per stream agree (HTA analyses all steps but the las
 is asked for the same steps with --steps); plus the report's JSON on the demo's real trace."""
 import gzip
 import json
+import statistics
 import os
 import pathlib
 import shutil
@@ -96,6 +97,17 @@ def test_idle_breakdown_agrees_with_hta_on_a_real_h200_trace(tmp_path):
     # small", though the GPU idles for host wait as a CPU-bound program's does.
     assert ours["verdict"].startswith("launch-bound (kernels too small)")
     assert ours["gpu"]["kernels"]["count"] == 1600
+    # The verdict's numbers, against the file's own events: kernels a second over the trace's
+    # span, their median time on the GPU, and the median launch call.
+    timed = [e for e in events if "ts" in e and e.get("ph") in ("X", "i", "I", "C")]
+    span_s = (max(e["ts"] + e.get("dur", 0) for e in timed) - min(e["ts"] for e in timed)) / 1e6
+    kernels = ours["gpu"]["kernels"]
+    assert kernels["per_second"] == pytest.approx(1600 / span_s, rel=0.2)
+    assert kernels["p50_us"] == pytest.approx(
+        statistics.median(e["dur"] for e in events if e.get("cat") == "kernel"), rel=0.2)
+    assert kernels["launch_call_p50_us"] == pytest.approx(statistics.median(
+        e["dur"] for e in events if e.get("name") == "cudaLaunchKernel"), rel=0.2)
+    assert f"{kernels['per_second']:.0f} kernels a second" in ours["verdict"]
     copies = {c["kind"]: c for c in ours["copies"]}
     assert copies["HtoD"]["copies"] == copies["DtoH"]["copies"] == 400
     assert copies["HtoD"]["peak_gbps"] == 64  # the H200's PCIe link, from deviceProperties
