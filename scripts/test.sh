@@ -21,7 +21,7 @@ run_python_tests() {
   echo "=== python: the gpuprobe package and the readers from PyPI, in .venv"
   if [ ! -x .venv/bin/python ]; then python3 -m venv .venv || return 1; fi
   .venv/bin/pip install -q --disable-pip-version-check pytest scikit-build-core pybind11 torch \
-    traceinsight tensorboard xprof torch-tb-profiler jax || return 1
+    traceinsight tensorboard xprof torch-tb-profiler jax tlparse || return 1
   .venv/bin/pip install -q --disable-pip-version-check --no-build-isolation . || return 1
   if [ ! -x build/examples/demo ] || [ ! -x build/gpuprobe ]; then
     cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build build || return 1

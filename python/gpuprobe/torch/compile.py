@@ -14,6 +14,7 @@ from gpuprobe.torch._common import EVENTS, FeatureUnavailable, _torch
 from gpuprobe.torch.cache_keys import CacheKeys
 from gpuprobe.torch.compile_phases import CompilePhases
 from gpuprobe.torch.generated_code import GeneratedCode
+from gpuprobe.torch.graph_break_sites import GraphBreakSites
 
 
 @dataclasses.dataclass
@@ -231,8 +232,8 @@ class CompileWatcher:
         log = (_structured_trace.trace_log(
             self.unavailable, "no cache outcomes, compile phases or generated code")
             if cache_keys else None)
-        self._trace_readers = ([CacheKeys(log), CompilePhases(log), GeneratedCode(log)]
-                               if log is not None else [])
+        self._trace_readers = ([CacheKeys(log), CompilePhases(log), GeneratedCode(log),
+                                GraphBreakSites(log)] if log is not None else [])
         self._cache_events = self._trace_readers[0].events if self._trace_readers else []
         _watchers.append(self)
         self._log_handler = _LimitHandler(self)
@@ -321,19 +322,21 @@ class CompileWatcher:
 
     def _mark_graph_breaks(self, frame, at_ns):
         # One mark per occurrence Dynamo counted (its counter per reason), at the compile that
-        # traced it, with the cause and the frame.
+        # traced it, with the cause and where: the line of user code from the structured trace
+        # where it is read, else the compiled frame.
         if self._counters is None:
             return
-        where = f" [in {frame}]" if frame else ""
+        sites = self._trace_readers[3] if self._trace_readers else None
         at = at_ns if at_ns is not None else time.time_ns()
         for reason, count in list(self._counters.get("graph_break", {}).items()):
             new = count - self._marked_breaks.get(reason, 0)
             if new <= 0:
                 continue
             self._marked_breaks[reason] = count
-            name = EVENTS["graph_break"] + graph_break_summary(reason) + where
+            cause = EVENTS["graph_break"] + graph_break_summary(reason)
             for _ in range(min(new, 10000)):
-                _core._instant_at(name, "compile", at)
+                where = (sites.take(reason) if sites is not None else "") or frame
+                _core._instant_at(cause + (f" [in {where}]" if where else ""), "compile", at)
 
     def _delta(self, group, now):
         before = self._baseline.get(group, {})

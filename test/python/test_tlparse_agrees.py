@@ -1,0 +1,131 @@
+"""gpuprobe's compile telemetry against tlparse, the tool torch.compile users read PyTorch's
+structured trace with (its PyPI wheel carries the binary). One run records with TORCH_TRACE and
+with gpuprobe together — shape drift, a dtype change, a graph break traced by every compile of the
+frame, and FX graph / AOTAutograd cache hits after `torch._dynamo.reset()` — and tlparse's
+`compile_directory.json` of that log must agree with `gpuprobe report --json` on the compile ids,
+the recompile reasons, the cache hits and misses per layer, and the graph breaks with the line of
+user code that caused them."""
+import collections
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("torch")
+
+BUILD = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build"))
+TLPARSE = shutil.which("tlparse") or shutil.which("tlparse", path=str(pathlib.Path(sys.executable).parent))
+pytestmark = pytest.mark.skipif(TLPARSE is None, reason="skipped: tlparse is not installed (pip install tlparse)")
+
+PROGRAM = r'''
+import sys
+import torch
+import gpuprobe
+import gpuprobe.torch as gt
+
+def body(x):
+    y = torch.sin(x) * 2
+    print("graph break")  # each compile of this frame traces the break again
+    return y + 1
+
+watcher = gt.watch_compile()
+with gpuprobe.Session(f"chrome={sys.argv[1]}"):
+    f = torch.compile(body, dynamic=False)
+    for n in (8, 16, 16, 8):
+        f(torch.ones(n, 4))
+    f(torch.ones(8, 4, dtype=torch.float64))
+    torch._dynamo.reset()  # the same graphs compiled again: the caches hit
+    g = torch.compile(body, dynamic=False)
+    g(torch.ones(8, 4))
+watcher.close()
+'''
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("tlparse")
+    trace = tmp / "trace.json"
+    env = dict(os.environ, TORCH_TRACE=str(tmp / "torch_trace"),
+               TORCHINDUCTOR_CACHE_DIR=str(tmp / "inductor"))
+    subprocess.run([sys.executable, "-c", PROGRAM, str(trace)], env=env, check=True,
+                   capture_output=True, text=True)
+    (log,) = (tmp / "torch_trace").glob("*.log")
+    subprocess.run([TLPARSE, str(log), "-o", str(tmp / "tl"), "--no-browser", "--overwrite"],
+                   check=True, capture_output=True, text=True)
+    directory = json.loads((tmp / "tl" / "compile_directory.json").read_text())
+    report = json.loads(subprocess.run([str(BUILD / "gpuprobe"), "report", "--json", str(trace)],
+                                       check=True, capture_output=True, text=True).stdout)
+    return directory, report["compile"], tmp / "tl"
+
+
+def artifacts(directory, pattern):
+    """tlparse's artifacts whose name matches `pattern`: (compile id, its file) each."""
+    out = []
+    for cid, entry in directory.items():
+        for a in entry["artifacts"]:
+            if re.match(pattern, a["name"]):
+                out.append((cid.strip("[]"), a["url"]))
+    return out
+
+
+def frame_compile(cid):
+    """'0/1' of tlparse's '0/1_1' (a restarted compile's second attempt)."""
+    return cid.split("_")[0]
+
+
+def test_compile_ids(both):
+    directory, compile, _ = both
+    # tlparse: one compilation_metrics per finished frame compile (the attempt that succeeded).
+    ids = collections.Counter(frame_compile(c) for c, _ in
+                              artifacts(directory, r"compilation_metrics_\d+"))
+    assert ids == {"0/0": 2, "0/1": 1, "0/2": 1, "1/0": 2, "1/1": 1, "1/2": 1}
+    assert compile["compiles"] == sum(ids.values()) == 8
+
+
+def test_recompile_reasons(both):
+    directory, compile, tl = both
+    theirs = {}
+    for cid, url in artifacts(directory, r"recompile_reasons_\d+\.json"):
+        text = (tl / url).read_text()
+        # A list when several guards failed; one reason is written as its text.
+        theirs[cid] = json.loads(text) if text.lstrip().startswith("[") else [text.strip()]
+    ours = dict(r.split(": ", 1) for r in compile["recompiles"])
+    assert set(ours) == set(theirs) == {"0/1", "0/2", "1/1", "1/2"}
+    for cid, reason in ours.items():
+        assert reason in theirs[cid], (cid, reason, theirs[cid])
+    assert "size mismatch at index 0. expected 8, actual 16" in ours["0/1"]
+    assert "dtype mismatch. expected Float, actual Double" in ours["0/2"]
+
+
+def test_cache_hits_and_misses_per_layer(both):
+    directory, compile, _ = both
+    for layer, prefix in (("FX graph", "fx_graph_cache"), ("AOTAutograd", "aotautograd_cache")):
+        counts = {outcome: len(artifacts(directory, rf"{prefix}_{outcome}_\d+"))
+                  for outcome in ("hit", "miss", "bypass")}
+        assert counts == {"hit": 2, "miss": 6, "bypass": 0}, layer
+        ours = compile["cache_layers"][layer]
+        assert (ours["hits"], ours["misses"], ours["bypasses"]) == (
+            counts["hit"], counts["miss"], counts["bypass"]), layer
+    # Per compile: the same compiles hit.
+    hits = sorted(c for c, _ in artifacts(directory, r"fx_graph_cache_hit_\d+"))
+    assert [frame_compile(c) for c in hits] == ["0/0", "1/0"]
+
+
+def test_graph_breaks(both):
+    directory, compile, tl = both
+    theirs = artifacts(directory, r"dynamo_graph_break_reason_\d+\.txt")
+    assert len(theirs) == sum(compile["graph_breaks"].values()) == 4
+    (reason,) = compile["graph_breaks"]
+    cause = reason.split(" [in ")[0].split(": ")[0]  # "Failed to trace builtin operator"
+    for _, url in theirs:
+        text = (tl / url).read_text()
+        assert cause in text
+        # The same line of user code: tlparse's "Graph break in user code at FILE:LINE".
+        at = re.match(r"Graph break in user code at (.+):(\d+)", text)
+        assert reason.endswith(f" [in body ({at.group(1)}:{at.group(2)})]"), (reason, at.group(0))
+    assert "`print`" in reason
