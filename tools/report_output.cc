@@ -1,6 +1,7 @@
 #include "tools/report_output.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace gpuprobe::tools {
@@ -73,6 +74,26 @@ void name_table(std::FILE* o, const char* title, const std::vector<const NameSta
                        ? 100.0 * static_cast<double>(s->total_ns) / static_cast<double>(gpu_total)
                        : 0.0);
     }
+  }
+}
+
+// compare_modes()'s table: per torch.compile mode, what it cost and what it gained.
+void print_modes(const std::vector<analysis::CompileResult::ModeRow>& modes, std::FILE* o) {
+  const auto get = [](const analysis::CompileResult::ModeRow& m, const char* what) {
+    const auto it = m.values.find(what);
+    return it == m.values.end() ? -1.0 : it->second;
+  };
+  std::fprintf(o, "  modes (compare_modes): %-16s %11s %13s %7s %12s %13s %6s\n", "mode",
+               "T_compile s", "T_execute ms", "S", "break-even", "max abs err", "breaks");
+  for (const auto& m : modes) {
+    const double even = get(m, "break-even calls");
+    const std::string calls =
+        even < 0 ? "never" : std::to_string(static_cast<long long>(std::ceil(even)));
+    std::fprintf(o, "                         %-16s %11.3f %13.4f %7.2f %12s %13.3g %6.0f%s\n",
+                 clip(m.mode, 16).c_str(), get(m, "compile seconds"),
+                 get(m, "execute seconds") * 1e3, get(m, "speedup"), calls.c_str(),
+                 get(m, "max abs error"), get(m, "graph breaks"),
+                 get(m, "passed") == 0 ? "  (outside the tolerance)" : "");
   }
 }
 
@@ -259,6 +280,7 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
     if (c.break_even_runs > 0)
       std::fprintf(o, "  the compiles pay for themselves after %.0f runs (%llu so far)\n",
                    c.break_even_runs, static_cast<unsigned long long>(c.runs));
+    if (!c.modes.empty()) print_modes(c.modes, o);
     std::fprintf(o, "  recompiles: %zu\n", c.recompiles.size());
     for (const std::string& reason : c.recompiles) std::fprintf(o, "    %s\n", reason.c_str());
     if (!c.limit_hits.empty()) {

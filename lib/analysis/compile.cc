@@ -126,12 +126,28 @@ void Compile::add_profiler_compile_id(const char* name) {
                                ": (torch.profiler's trace does not record the reason)");
 }
 
+// "<mode>: <what>" = value; a mode's row is where its first value is.
+void Compile::add_mode_value(std::string_view counter, double value) {
+  const std::size_t colon = counter.rfind(": ");
+  if (colon == std::string_view::npos || colon == 0) return;
+  const std::string_view mode = counter.substr(0, colon);
+  std::vector<CompileResult::ModeRow>& rows = result_.modes;
+  auto row = std::find_if(rows.begin(), rows.end(),
+                          [&](const CompileResult::ModeRow& m) { return m.mode == mode; });
+  if (row == rows.end()) row = rows.insert(rows.end(), {std::string(mode), {}});
+  row->values[std::string(counter.substr(colon + 2))] = value;
+}
+
 void Compile::add(const ReportEvent& r) {
   const Event& e = *r.event;
   CompileResult& c = result_;
   // By name alone: a Perfetto trace's counter tracks carry no category.
   if (e.type == EventType::kCounter) {
     const std::string_view name = e.site->name;
+    if (starts_with(e.site->name, te::kCompileMode)) {
+      add_mode_value(name.substr(sizeof te::kCompileMode - 1), e.value);
+      return;
+    }
     if (starts_with(e.site->name, te::kCompilePhaseSeconds)) {
       c.phase_seconds[std::string(name.substr(sizeof te::kCompilePhaseSeconds - 1))] = e.value;
       return;
@@ -239,6 +255,27 @@ void Compile::write_json(const TraceContext&, nlohmann::json* report) const {
   j["amdahl_bound"] = known(c.amdahl_bound);
   j["program_speedup"] = known(c.program_speedup);
   j["break_even_runs"] = known(c.break_even_runs);
+  json modes = json::array();
+  for (const CompileResult::ModeRow& m : c.modes) {
+    const auto value = [&](const char* what, bool negative_unknown) {
+      const auto it = m.values.find(what);
+      return it == m.values.end() || (negative_unknown && it->second < 0) ? json(nullptr)
+                                                                          : json(it->second);
+    };
+    const json passed = value("passed", false);
+    modes.push_back({{"mode", m.mode},
+                     {"compile_seconds", value("compile seconds", false)},
+                     {"execute_ms", m.values.count("execute seconds")
+                                        ? json(m.values.at("execute seconds") * 1e3)
+                                        : json(nullptr)},
+                     {"speedup", value("speedup", false)},
+                     {"break_even_calls", value("break-even calls", true)},
+                     {"max_abs_error", value("max abs error", false)},
+                     {"passed", passed.is_null() ? passed : json(passed.get<double>() > 0)},
+                     {"graph_breaks", value("graph breaks", false)},
+                     {"compiles", value("compiles", false)}});
+  }
+  j["modes"] = modes;
   (*report)["compile"] = j;
 }
 

@@ -52,6 +52,13 @@ struct CompileResult {
   // The last values of gpuprobe.torch's compile counters; negative when absent.
   double cache_hits = -1, cache_misses = -1, graph_ops = -1, kernels_generated = -1;
   double speedup = -1;  // S = T_eager / T_compiled, from gpuprobe.torch.compare()
+  // gpuprobe.torch.compare_modes(): per torch.compile mode, in the order compared, its values by
+  // what they are ("compile seconds", "execute seconds", "speedup", ...; torch_events.h).
+  struct ModeRow {
+    std::string mode;
+    std::map<std::string, double> values;
+  };
+  std::vector<ModeRow> modes;
   // Runs of compiled code (graph runs when the trace has them, else frames): m and T_execute,
   // and the time they are a share p of (the trace's outside compiles) for the Amdahl bound.
   std::uint64_t runs = 0;
@@ -75,6 +82,7 @@ class Compile : public Analysis {
   void add_mark(const char* name);
   void add_generated_code(std::string_view mark);
   void add_profiler_compile_id(const char* name);
+  void add_mode_value(std::string_view counter, double value);
 
   // Runs of compiled code of one kind, nested or overlapping ones merged per thread as they come.
   struct Runs {

@@ -38,6 +38,10 @@ inline constexpr char kCacheMisses[] = "compile cache misses";
 inline constexpr char kGraphOps[] = "compile graph ops";
 inline constexpr char kKernelsGenerated[] = "compile kernels generated";
 inline constexpr char kSpeedup[] = "compile speedup";
+// gpuprobe.torch.compare_modes(): a row per torch.compile mode, as counters "compile mode:
+// <mode>: <what>" — what: compile seconds, execute seconds, speedup, break-even calls (-1:
+// never), max abs error, passed (1 or 0), graph breaks, compiles.
+inline constexpr char kCompileMode[] = "compile mode: ";
 
 // The CUDA caching allocator (counters, category alloc).
 inline constexpr char kAllocatedBytes[] = "cuda allocated bytes";
@@ -75,6 +79,7 @@ inline constexpr NamedEvent kAll[] = {
     {"graph_ops", kGraphOps},
     {"kernels_generated", kKernelsGenerated},
     {"speedup", kSpeedup},
+    {"compile_mode", kCompileMode},
     {"allocated_bytes", kAllocatedBytes},
     {"reserved_bytes", kReservedBytes},
     {"inactive_split_bytes", kInactiveSplitBytes},

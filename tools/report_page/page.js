@@ -431,6 +431,21 @@
           { key: "ms", label: "own time (ms)", num: true }],
         phases.map(([phase, s]) => ({ phase, ms: s * 1e3 }))));
     }
+    if ((compile.modes || []).length) {
+      compileSection.push(el("h3", {}, "Compile modes (compare_modes)"), table("mode-table", [
+        { key: "mode", label: "mode" },
+        { key: "compile_seconds", label: "T_compile (s)", num: true },
+        { key: "execute_ms", label: "T_execute (ms)", num: true, digits: 4 },
+        { key: "speedup", label: "S", num: true, digits: 2 },
+        { key: "break_even", label: "break-even (calls)", num: true,
+          cell: (r) => (r.break_even === Infinity ? "never" : String(r.break_even)) },
+        { key: "max_abs_error", label: "max abs error", num: true,
+          cell: (r) => r.max_abs_error === null ? "–" : r.max_abs_error.toPrecision(3) +
+            (r.passed === false ? " (fails)" : "") },
+        { key: "graph_breaks", label: "graph breaks", num: true, digits: 0 },
+      ], compile.modes.map((m) => ({ ...m,
+        break_even: m.break_even_calls === null ? Infinity : Math.ceil(m.break_even_calls) }))));
+    }
     if ((compile.cache_misses_explained || []).length) {
       compileSection.push(el("h3", {}, "Cache misses and what changed"),
         el("ul", {}, ...compile.cache_misses_explained.map((m) => el("li", {}, m))));

@@ -1,0 +1,114 @@
+"""`gpuprobe.torch.compare_modes(fn, *inputs)`: the seed's question "default, reduce-overhead or
+max-autotune?" on the CPU. A function with a planted graph break, compiled under every mode: each
+row's compiles and graph breaks are the plant's, its numerics against eager are what the test
+computes from the mode's compiled function itself, T_compile is the first call's time on the
+program's clock less one run, the speedup agrees with the test's own interleaved timing of the
+same compiled functions, and the report's compile section carries the same table. A mode torch
+does not know is reported as failed, with the rest compared."""
+import json
+import math
+import os
+import pathlib
+import subprocess
+import time
+
+import pytest
+
+import gpuprobe
+
+torch = pytest.importorskip("torch")
+import gpuprobe.torch as gt  # noqa: E402
+
+CLI = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build")) / "gpuprobe"
+W = torch.randn(128, 128, generator=torch.Generator().manual_seed(0))
+
+
+def planted(x):
+    y = torch.nn.functional.gelu(x @ W) * 2
+    print(end="")  # a graph break: two graphs per mode
+    return torch.tanh(y).sum(dim=1) + 1
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("modes")
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(tmp / "inductor"))
+    torch._dynamo.reset()
+    x = torch.randn(64, 128, generator=torch.Generator().manual_seed(1))
+    trace = tmp / "trace.json"
+    with gpuprobe.Session(f"chrome={trace}"):
+        result = gt.compare_modes(planted, x)
+    yield result, x, trace
+    torch._dynamo.reset()
+
+
+def test_every_mode_is_compiled_and_compared(compared):
+    result, x, _ = compared
+    assert [m.mode for m in result.modes] == ["default", "reduce-overhead", "max-autotune"]
+    eager = planted(x)
+    for m in result.modes:
+        assert m.error is None, m
+        assert (m.compiles, m.graph_breaks) == (2, 1), m  # the plant
+        # Numerics: the mode's own compiled function against eager, computed here.
+        error = float((m.compiled(x).double() - eager.double()).abs().max())
+        assert m.max_abs_error == pytest.approx(error, rel=1e-6, abs=1e-12)
+        assert m.passed
+        # T_compile: the first call less what a call costs, within 20 %.
+        assert 0 < m.compile_seconds <= m.first_call_seconds
+        assert m.compile_seconds == pytest.approx(m.first_call_seconds - m.execute_seconds, rel=0.2)
+        assert m.speedup == pytest.approx(result.eager_seconds / m.execute_seconds)
+        gain = result.eager_seconds - m.execute_seconds
+        assert m.break_even_calls == (m.compile_seconds / gain if gain > 0 else math.inf)
+    assert result.fastest in ["eager"] + [m.mode for m in result.modes]
+    table = result.table()
+    assert table.splitlines()[0].split()[:3] == ["mode", "T_compile", "T_execute"]
+    assert all(m.mode in table for m in result.modes)
+
+
+def test_execute_time_agrees_with_the_tests_own_timing(compared):
+    result, x, _ = compared
+    arms = [("eager", planted)] + [(m.mode, m.compiled) for m in result.modes]
+    samples = {name: [] for name, _ in arms}
+    with torch.no_grad():
+        for r in range(9):
+            for name, f in arms[r % len(arms):] + arms[:r % len(arms)]:
+                begin = time.perf_counter()
+                for _ in range(5):
+                    f(x)
+                samples[name].append((time.perf_counter() - begin) / 5)
+    median = {name: sorted(s)[len(s) // 2] for name, s in samples.items()}
+    # The speedups within 30 %: ratios of interleaved arms, which a machine slowed for a while
+    # (a shared 2-core CI machine, Inductor's compile workers winding down) moves little; the
+    # times themselves within 2x.
+    for m in result.modes:
+        assert m.speedup == pytest.approx(median["eager"] / median[m.mode], rel=0.3), m.mode
+        assert 0.5 < m.execute_seconds / median[m.mode] < 2, m.mode
+    assert 0.5 < result.eager_seconds / median["eager"] < 2
+
+
+def test_the_report_shows_the_table(compared):
+    result, _, trace = compared
+    modes = json.loads(subprocess.run([str(CLI), "report", "--json", str(trace)],
+                                      capture_output=True, text=True, check=True).stdout)["compile"]["modes"]
+    assert [m["mode"] for m in modes] == [m.mode for m in result.modes]
+    for row, m in zip(modes, result.modes):
+        assert row["compile_seconds"] == pytest.approx(m.compile_seconds)
+        assert row["execute_ms"] == pytest.approx(m.execute_seconds * 1e3)
+        assert row["speedup"] == pytest.approx(m.speedup)
+        assert row["break_even_calls"] == (None if math.isinf(m.break_even_calls)
+                                           else pytest.approx(m.break_even_calls))
+        assert row["max_abs_error"] == pytest.approx(m.max_abs_error)
+        assert (row["passed"], row["graph_breaks"], row["compiles"]) == (True, 1, 2)
+    text = subprocess.run([str(CLI), "report", str(trace)], capture_output=True, text=True,
+                          check=True).stdout
+    assert "modes (compare_modes)" in text and "max-autotune" in text
+
+
+def test_a_mode_that_fails_is_reported_and_the_others_compared():
+    x = torch.randn(8, 128)
+    result = gt.compare_modes(planted, x, modes=("no-such-mode", "default"), rounds=2)
+    failed, ok = result.modes
+    assert failed.error is not None and "no-such-mode" in failed.error
+    assert math.isnan(failed.execute_seconds)
+    assert ok.error is None and ok.execute_seconds > 0
+    assert "failed:" in result.table()
