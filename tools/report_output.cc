@@ -297,6 +297,21 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
     for (const auto& [reason, n] : c.graph_breaks)
       std::fprintf(o, "    %llux %s\n", static_cast<unsigned long long>(n), reason.c_str());
   }
+  if (const analysis::CompileResult::Jax& jax = r.compile.jax;
+      jax.compiles + jax.loads + jax.cache_hits + jax.cache_misses > 0) {
+    double compile_s = 0;
+    for (const auto& [phase, s] : jax.phase_seconds) compile_s += phase == "cache load" ? 0 : s;
+    std::fprintf(o, "\nJAX: %llu compiles, %.3f ms compiling",
+                 static_cast<unsigned long long>(jax.compiles), compile_s * 1e3);
+    for (const char* phase : {"trace", "lower", "backend compile", "cache load"}) {
+      const auto it = jax.phase_seconds.find(phase);
+      if (it != jax.phase_seconds.end()) std::fprintf(o, "; %s %.3f ms", phase, it->second * 1e3);
+    }
+    std::fprintf(o, "\n  persistent cache: %llu hits (%llu loads), %llu misses\n",
+                 static_cast<unsigned long long>(jax.cache_hits),
+                 static_cast<unsigned long long>(jax.loads),
+                 static_cast<unsigned long long>(jax.cache_misses));
+  }
   if (r.memory.samples > 0 || r.memory.malloc_calls > 0) {
     const analysis::MemoryResult& m = r.memory;
     std::fprintf(o,

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "analysis/name_stats.h"
+#include "formats/compile_marks.h"
 #include "formats/torch_events.h"
 
 namespace gpuprobe::analysis {
@@ -25,9 +26,14 @@ constexpr std::string_view kProfilerFrameCompileData = "entire_frame_compile_dat
 }  // namespace
 
 bool is_frame_compile(const CallSite& site) {
-  // A compile's phases are ranges inside it, not compiles.
-  if (site.category == Category::kCompile) return !starts_with(site.name, te::kCompilePhase);
+  // A compile's phases are ranges inside it, not compiles; JAX's are counted apart.
+  if (site.category == Category::kCompile)
+    return !starts_with(site.name, te::kCompilePhase) && !starts_with(site.name, te::kJax);
   return site.name == kProfilerFrameCompile;
+}
+
+bool is_jax_compile(const CallSite& site) {
+  return site.category == Category::kCompile && starts_with(site.name, te::kJax);
 }
 
 void Compile::Runs::add(std::uint32_t thread, std::int64_t begin, std::int64_t end) {
@@ -67,25 +73,14 @@ void Compile::add_mark(const char* name) {
     c.graph_breaks[name + sizeof te::kGraphBreak - 1]++;
   } else if (starts_with(name, te::kGeneratedCode)) {
     add_generated_code(name + sizeof te::kGeneratedCode - 1);
-  } else if (starts_with(name, te::kCacheHit)) {
-    // "cache hit <id> <layer>"
-    const std::string_view rest(name + sizeof te::kCacheHit - 1);
-    const std::size_t space = rest.find(' ');
-    if (space != std::string_view::npos) ++c.cache_layers[std::string(rest.substr(space + 1))].hits;
-  } else if (starts_with(name, te::kCacheMiss)) {
-    // "cache miss <id> <layer>: <what changed>", or "...: bypassed: <why>"
-    const std::string_view rest(name + sizeof te::kCacheMiss - 1);
-    const std::size_t space = rest.find(' '), colon = rest.find(": ");
-    if (space == std::string_view::npos || colon == std::string_view::npos || colon < space) return;
-    CompileResult::CacheLayer& layer =
-        c.cache_layers[std::string(rest.substr(space + 1, colon - space - 1))];
-    const std::string_view what = rest.substr(colon + 2);
-    if (what.rfind("bypassed: ", 0) == 0) {
-      ++layer.bypasses;
-    } else {
-      ++layer.misses;
+  } else if (formats::CacheMark mark; formats::parse_cache_mark(name, &mark)) {
+    CompileResult::CacheLayer& layer = c.cache_layers[std::string(mark.layer)];
+    if (mark.hit) {
+      ++layer.hits;
+      return;
     }
-    layer.explained.push_back({std::string(rest.substr(0, space)), std::string(what)});
+    ++(mark.bypass ? layer.bypasses : layer.misses);
+    layer.explained.push_back({std::string(mark.compile_id), std::string(mark.what)});
   }
 }
 
@@ -162,6 +157,8 @@ void Compile::add(const ReportEvent& r) {
     return;
   }
   if (e.type == EventType::kInstant && e.site->category == Category::kCompile) {
+    c.jax.cache_hits += std::strcmp(e.site->name, te::kJaxCacheHit) == 0;
+    c.jax.cache_misses += std::strcmp(e.site->name, te::kJaxCacheMiss) == 0;
     add_mark(e.site->name);
     return;
   }
@@ -176,6 +173,12 @@ void Compile::add(const ReportEvent& r) {
   if (is_frame_compile(*e.site)) {
     ++c.compiles;
     c.compile_ns += r.end_ns - r.begin_ns;
+  } else if (is_jax_compile(*e.site)) {
+    const std::string_view rest(e.site->name + sizeof te::kJax - 1);
+    const std::string phase(rest.substr(0, rest.find(": ")));
+    c.jax.phase_seconds[phase] += static_cast<double>(r.end_ns - r.begin_ns) * 1e-9;
+    c.jax.compiles += phase == "backend compile";
+    c.jax.loads += phase == te::kJaxCacheLoad;
   }
   add_profiler_compile_id(e.site->name);
   if (e.site->category == Category::kStep) ++c.steps;
@@ -276,6 +279,11 @@ void Compile::write_json(const TraceContext&, nlohmann::json* report) const {
                      {"compiles", value("compiles", false)}});
   }
   j["modes"] = modes;
+  j["jax"] = {{"compiles", c.jax.compiles},
+              {"cache_loads", c.jax.loads},
+              {"cache_hits", c.jax.cache_hits},
+              {"cache_misses", c.jax.cache_misses},
+              {"phase_seconds", c.jax.phase_seconds}};
   (*report)["compile"] = j;
 }
 

@@ -19,6 +19,8 @@ namespace gpuprobe::analysis {
 
 // A compile range: gpuprobe.torch's (category compile) or torch.profiler's Dynamo span.
 bool is_frame_compile(const CallSite& site);
+// A phase of a JAX compile (gpuprobe.jax): "jax <phase>: <function>", category compile.
+bool is_jax_compile(const CallSite& site);
 
 struct CompileResult {
   std::uint64_t compiles = 0;
@@ -59,6 +61,12 @@ struct CompileResult {
     std::map<std::string, double> values;
   };
   std::vector<ModeRow> modes;
+  // JAX's compiles (gpuprobe.jax.watch_compile()): backend compiles, those the persistent cache
+  // answered (loads), each phase's time, and the cache's answers.
+  struct Jax {
+    std::uint64_t compiles = 0, loads = 0, cache_hits = 0, cache_misses = 0;
+    std::map<std::string, double> phase_seconds;  // trace, lower, backend compile, cache load
+  } jax;
   // Runs of compiled code (graph runs when the trace has them, else frames): m and T_execute,
   // and the time they are a share p of (the trace's outside compiles) for the Amdahl bound.
   std::uint64_t runs = 0;

@@ -68,7 +68,7 @@ void Jitter::add(const ReportEvent& r) {
     case EventType::kRange:
       if (r.row == nullptr) break;  // not a CPU range
       if (e.site->category == Category::kGc) causes_[kGc].push_back(span);
-      if (is_frame_compile(*e.site)) causes_[kCompile].push_back(span);
+      if (is_frame_compile(*e.site) || is_jax_compile(*e.site)) causes_[kCompile].push_back(span);
       break;
     default:
       break;

@@ -43,6 +43,14 @@ inline constexpr char kSpeedup[] = "compile speedup";
 // never), max abs error, passed (1 or 0), graph breaks, compiles.
 inline constexpr char kCompileMode[] = "compile mode: ";
 
+// JAX (gpuprobe.jax.watch_compile(), category compile): a range "jax <phase>: <function>" per
+// phase of each compile — phases "trace", "lower", "backend compile", and "cache load" for a
+// backend compile the persistent cache answered — and an instant per cache answer.
+inline constexpr char kJax[] = "jax ";
+inline constexpr char kJaxCacheLoad[] = "cache load";
+inline constexpr char kJaxCacheHit[] = "jax compilation cache hit";
+inline constexpr char kJaxCacheMiss[] = "jax compilation cache miss";
+
 // The CUDA caching allocator (counters, category alloc).
 inline constexpr char kAllocatedBytes[] = "cuda allocated bytes";
 inline constexpr char kReservedBytes[] = "cuda reserved bytes";
@@ -80,6 +88,10 @@ inline constexpr NamedEvent kAll[] = {
     {"kernels_generated", kKernelsGenerated},
     {"speedup", kSpeedup},
     {"compile_mode", kCompileMode},
+    {"jax", kJax},
+    {"jax_cache_load", kJaxCacheLoad},
+    {"jax_cache_hit", kJaxCacheHit},
+    {"jax_cache_miss", kJaxCacheMiss},
     {"allocated_bytes", kAllocatedBytes},
     {"reserved_bytes", kReservedBytes},
     {"inactive_split_bytes", kInactiveSplitBytes},

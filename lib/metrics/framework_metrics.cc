@@ -2,8 +2,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <string_view>
 
+#include "formats/compile_marks.h"
 #include "formats/torch_events.h"
 
 namespace gpuprobe::metrics {
@@ -39,21 +41,53 @@ constexpr CounterMetric kCounters[] = {
     {te::kOoms, "gpuprobe_cuda_ooms_total", "counter", "CUDA out-of-memory errors."},
 };
 
+// The phase of a JAX range "jax <phase>: <function>", from the known few (else "other").
+std::string jax_phase(const char* name) {
+  const std::string_view rest(name + std::strlen(te::kJax));
+  const std::string_view phase = rest.substr(0, rest.find(": "));
+  for (const char* known : {"trace", "lower", "backend compile", te::kJaxCacheLoad})
+    if (phase == known) return known;
+  return "other";
+}
+
 }  // namespace
+
+void FrameworkMetrics::add_compile(const Event& e, const TimeBase& time) {
+  const char* name = e.site->name;
+  if (e.type == EventType::kRange) {
+    if (starts_with(name, te::kCompile)) compiles.add(duration_seconds(time, e));
+    if (starts_with(name, te::kJax)) jax_phases[jax_phase(name)].add(duration_seconds(time, e));
+    return;
+  }
+  if (e.type == EventType::kCounter) {
+    if (starts_with(name, te::kCompilePhaseSeconds))
+      phase_seconds[name + std::strlen(te::kCompilePhaseSeconds)] = e.value;  // totals
+    return;
+  }
+  if (e.type != EventType::kInstant) return;
+  if (starts_with(name, te::kRecompileLimitHit)) {
+    ++recompile_limit_hits;  // before recompiles: the two share a prefix
+  } else if (starts_with(name, te::kRecompile)) {
+    ++recompiles;
+    ++recompile_reasons[formats::recompile_reason_class(name + std::strlen(te::kRecompile))];
+  }
+  graph_breaks += starts_with(name, te::kGraphBreak);
+  eager_fallbacks += starts_with(name, te::kEagerFallback);
+  jax_cache_hits += std::strcmp(name, te::kJaxCacheHit) == 0;
+  jax_cache_misses += std::strcmp(name, te::kJaxCacheMiss) == 0;
+  if (formats::CacheMark mark; formats::parse_cache_mark(name, &mark)) {
+    const std::string layer =
+        mark.layer == "FX graph" || mark.layer == "AOTAutograd" ? std::string(mark.layer) : "other";
+    ++cache_lookups[{layer, mark.hit ? "hit" : mark.bypass ? "bypass" : "miss"}];
+  }
+}
 
 bool FrameworkMetrics::add(const Event& e, const TimeBase& time) {
   if (e.type == EventType::kGpu) return false;
   const Category category = e.site->category;
   const char* name = e.site->name;
   if (category == Category::kCompile) {
-    if (e.type == EventType::kRange && starts_with(name, te::kCompile)) {
-      compiles.add(duration_seconds(time, e));
-    } else if (e.type == EventType::kInstant) {
-      recompiles += starts_with(name, te::kRecompile);
-      graph_breaks += starts_with(name, te::kGraphBreak);
-      eager_fallbacks += starts_with(name, te::kEagerFallback);
-      recompile_limit_hits += starts_with(name, te::kRecompileLimitHit);
-    }
+    add_compile(e, time);
   } else if (category == Category::kGc) {
     if (e.type == EventType::kRange && starts_with(name, te::kGcGeneration)) {
       const int generation = std::atoi(name + std::strlen(te::kGcGeneration));
@@ -84,6 +118,42 @@ void FrameworkMetrics::write(TextExposition* out) const {
       out->family(metric, "counter", "torch.compile events seen by gpuprobe.torch.watch_compile.");
       out->sample(metric, {}, static_cast<double>(n));
     }
+  }
+  if (!recompile_reasons.empty()) {
+    out->family("gpuprobe_compile_recompile_reasons_total", "counter",
+                "torch.compile recompiles by the kind of guard that failed (size, stride, dtype, "
+                "device, requires_grad, backend, object identity, type, length, value, other).");
+    for (const auto& [reason, n] : recompile_reasons)
+      out->sample("gpuprobe_compile_recompile_reasons_total", {{"reason", reason}},
+                  static_cast<double>(n));
+  }
+  if (!cache_lookups.empty()) {
+    out->family("gpuprobe_compile_cache_lookups_total", "counter",
+                "torch.compile cache lookups by layer (FX graph, AOTAutograd) and outcome (hit, "
+                "miss, bypass), from PyTorch's structured trace.");
+    for (const auto& [key, n] : cache_lookups)
+      out->sample("gpuprobe_compile_cache_lookups_total",
+                  {{"layer", key.first}, {"outcome", key.second}}, static_cast<double>(n));
+  }
+  if (!phase_seconds.empty()) {
+    out->family("gpuprobe_compile_phase_seconds_total", "counter",
+                "torch.compile's own time per phase (Dynamo, AOTAutograd, Inductor, code "
+                "generation, kernel compile) since the watcher opened.");
+    for (const auto& [phase, seconds] : phase_seconds)
+      out->sample("gpuprobe_compile_phase_seconds_total", {{"phase", phase}}, seconds);
+  }
+  if (!jax_phases.empty() || jax_cache_hits + jax_cache_misses > 0) {
+    out->family("gpuprobe_jax_compile_duration_seconds", "histogram",
+                "JAX compile phases (trace, lower, backend compile; cache load: a backend "
+                "compile the persistent cache answered), gpuprobe.jax.watch_compile.");
+    for (const auto& [phase, h] : jax_phases)
+      h.write(out, "gpuprobe_jax_compile_duration_seconds", {{"phase", phase}});
+    out->family("gpuprobe_jax_compilation_cache_lookups_total", "counter",
+                "JAX persistent compilation cache lookups by outcome.");
+    out->sample("gpuprobe_jax_compilation_cache_lookups_total", {{"outcome", "hit"}},
+                static_cast<double>(jax_cache_hits));
+    out->sample("gpuprobe_jax_compilation_cache_lookups_total", {{"outcome", "miss"}},
+                static_cast<double>(jax_cache_misses));
   }
   if (!gc_pauses.empty()) {
     out->family("gpuprobe_gc_pause_seconds", "histogram",

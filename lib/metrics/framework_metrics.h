@@ -1,13 +1,16 @@
 // The events gpuprobe's Python side records (formats/torch_events.h: gpuprobe.torch's compile
 // watcher and allocator statistics, gpuprobe.watch_gc) as metrics of their own, with names a
 // Prometheus user expects rather than per-compile range names: compile time and counts,
-// recompiles, graph breaks, eager fallbacks, compile-cache hits and misses, GC pauses by
-// generation, the CUDA caching allocator's bytes, retries and OOMs.
+// recompiles (also by the kind of guard that failed), graph breaks, eager fallbacks, compile-cache
+// hits and misses (also per layer), compile time per phase, JAX's compiles per phase and its
+// persistent cache's answers, GC pauses by generation, the CUDA caching allocator's bytes,
+// retries and OOMs.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "gpuprobe/trace_model.hpp"
 #include "metrics/histogram.h"
@@ -19,6 +22,14 @@ struct FrameworkMetrics {
   Histogram compiles;                  // torch.compile frame compiles
   std::map<int, Histogram> gc_pauses;  // by generation
   std::uint64_t recompiles = 0, graph_breaks = 0, eager_fallbacks = 0, recompile_limit_hits = 0;
+  // by formats::recompile_reason_class(): a bounded set
+  std::map<std::string, std::uint64_t> recompile_reasons;
+  // Cache lookups by (layer, outcome): layers FX graph, AOTAutograd (else "other"); outcomes
+  // hit, miss, bypass.
+  std::map<std::pair<std::string, std::string>, std::uint64_t> cache_lookups;
+  std::map<std::string, double> phase_seconds;  // torch.compile's own time per phase group
+  std::map<std::string, Histogram> jax_phases;  // JAX's compile phases, by phase
+  std::uint64_t jax_cache_hits = 0, jax_cache_misses = 0;
   std::map<std::string, double> latest;  // the last value of each framework counter, by metric
 
   // Takes `e` when it is one of those events (true), else leaves it to the caller.
@@ -26,6 +37,9 @@ struct FrameworkMetrics {
   // Writes the families of the sources that produced anything: a program that never compiles
   // or collects has none of them.
   void write(TextExposition* out) const;
+
+ private:
+  void add_compile(const Event& e, const TimeBase& time);
 };
 
 }  // namespace gpuprobe::metrics

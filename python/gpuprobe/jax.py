@@ -31,10 +31,11 @@ CACHE_HIT = "/jax/compilation_cache/cache_hits"
 CACHE_MISS = "/jax/compilation_cache/cache_misses"
 RETRIEVAL = "/jax/compilation_cache/cache_retrieval_time_sec"
 TIME_SAVED = "/jax/compilation_cache/compile_time_saved_sec"
-# The range names, a prefix and the phase: "jax trace: f", "jax backend compile: jit(f)", and for
-# a backend compile the cache answered, "jax cache load: jit(f)".
-RANGE_PREFIX = "jax "
-LOAD = "cache load"
+# The range names (lib/formats/torch_events.h, which the report and metrics read), a prefix and
+# the phase: "jax trace: f", "jax backend compile: jit(f)", and for a backend compile the cache
+# answered, "jax cache load: jit(f)".
+RANGE_PREFIX = _core.event_names["jax"]
+LOAD = _core.event_names["jax_cache_load"]
 
 
 @dataclasses.dataclass
@@ -118,8 +119,8 @@ class JaxCompileWatcher:
             else:
                 self._misses += 1
             self._pending_cache = "hit" if hit else "miss"
-        _core._instant_at("jax compilation cache " + ("hit" if hit else "miss"), "compile",
-                          time.time_ns())
+        _core._instant_at(_core.event_names["jax_cache_hit" if hit else "jax_cache_miss"],
+                          "compile", time.time_ns())
 
     def _on_duration(self, name, seconds, **kwargs):
         if self._closed:

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/compile_marks.h"
 #include "formats/torch_events.h"
 #include "metrics/session_metrics.h"
 #include "support/catch.hpp"
@@ -69,6 +70,98 @@ TEST_CASE("compiles, recompiles, graph breaks, GC pauses and allocator figures g
   CHECK(text.find("name=\"gc gen") == std::string::npos);
   CHECK(text.find("name=\"Linear\"") == std::string::npos);
   CHECK(has_line(text, "gpuprobe_range_duration_seconds_count{name=\"request\"} 1"));
+}
+
+TEST_CASE("recompiles by guard kind, cache lookups per layer, phase times and JAX's compiles") {
+  const CallSite size{
+      "recompile 0/1: 0/0: tensor 'x' size mismatch at index 0. expected 8, actual 16",
+      "",
+      "",
+      0,
+      0,
+      Category::kCompile};
+  const CallSite dtype{
+      "recompile 0/2: 0/0: tensor 'x' dtype mismatch. expected Float, actual Double",
+      "",
+      "",
+      0,
+      0,
+      Category::kCompile};
+  const CallSite limit{"recompile limit hit: torch._dynamo hit config.recompile_limit (8)",
+                       "",
+                       "",
+                       0,
+                       0,
+                       Category::kCompile};
+  const CallSite fx_miss{"cache miss 0/1 FX graph: example_inputs[0] float32 (8,4) -> (16,4)",
+                         "",
+                         "",
+                         0,
+                         0,
+                         Category::kCompile};
+  const CallSite fx_hit{"cache hit 0/2 FX graph", "", "", 0, 0, Category::kCompile};
+  const CallSite aot_bypass{
+      "cache miss 0/1 AOTAutograd: bypassed: unsupported", "", "", 0, 0, Category::kCompile};
+  const CallSite dynamo{"compile phase seconds: Dynamo", "", "", 0, 0, Category::kCompile};
+  const CallSite jax_trace{"jax trace: f", "", "", 0, 0, Category::kCompile};
+  const CallSite jax_compile{"jax backend compile: jit(f)", "", "", 0, 0, Category::kCompile};
+  const CallSite jax_load{"jax cache load: jit(f)", "", "", 0, 0, Category::kCompile};
+  const CallSite jax_hit{te::kJaxCacheHit, "", "", 0, 0, Category::kCompile};
+  const CallSite jax_miss{te::kJaxCacheMiss, "", "", 0, 0, Category::kCompile};
+  std::vector<Event> events = {
+      {EventType::kInstant, 0, &size, 1, 1, 0.0},
+      {EventType::kInstant, 0, &size, 2, 2, 0.0},
+      {EventType::kInstant, 0, &dtype, 3, 3, 0.0},
+      {EventType::kInstant, 0, &limit, 4, 4, 0.0},
+      {EventType::kInstant, 0, &fx_miss, 5, 5, 0.0},
+      {EventType::kInstant, 0, &fx_hit, 6, 6, 0.0},
+      {EventType::kInstant, 0, &aot_bypass, 7, 7, 0.0},
+      {EventType::kCounter, 0, &dynamo, 8, 8, 0.5},
+      {EventType::kCounter, 0, &dynamo, 9, 9, 1.25},              // totals: the last counts
+      {EventType::kRange, 0, &jax_trace, 0, 3'000'000, 0.0},      // 3 ms
+      {EventType::kRange, 0, &jax_compile, 0, 700'000'000, 0.0},  // 0.7 s
+      {EventType::kRange, 0, &jax_load, 0, 2'000'000, 0.0},       // 2 ms
+      {EventType::kInstant, 0, &jax_miss, 10, 10, 0.0},
+      {EventType::kInstant, 0, &jax_hit, 11, 11, 0.0}};
+  const std::vector<ThreadInfo> threads(1);
+  SessionMetrics m;
+  m.add(EventBatch{events.data(), events.size(), &kTime, &threads});
+  const std::string text = m.exposition();
+  CAPTURE(text);
+  CHECK(has_line(text, "gpuprobe_compile_recompiles_total 3"));  // the limit hit is none
+  CHECK(has_line(text, "gpuprobe_compile_recompile_limit_hits_total 1"));
+  CHECK(has_line(text, "gpuprobe_compile_recompile_reasons_total{reason=\"size\"} 2"));
+  CHECK(has_line(text, "gpuprobe_compile_recompile_reasons_total{reason=\"dtype\"} 1"));
+  CHECK(has_line(text,
+                 "gpuprobe_compile_cache_lookups_total{layer=\"FX graph\",outcome=\"miss\"} 1"));
+  CHECK(
+      has_line(text, "gpuprobe_compile_cache_lookups_total{layer=\"FX graph\",outcome=\"hit\"} 1"));
+  CHECK(has_line(
+      text, "gpuprobe_compile_cache_lookups_total{layer=\"AOTAutograd\",outcome=\"bypass\"} 1"));
+  CHECK(has_line(text, "gpuprobe_compile_phase_seconds_total{phase=\"Dynamo\"} 1.25"));
+  CHECK(has_line(text, "gpuprobe_jax_compile_duration_seconds_count{phase=\"trace\"} 1"));
+  CHECK(has_line(
+      text,
+      "gpuprobe_jax_compile_duration_seconds_bucket{phase=\"backend compile\",le=\"0.5\"} 0"));
+  CHECK(has_line(
+      text, "gpuprobe_jax_compile_duration_seconds_bucket{phase=\"backend compile\",le=\"1\"} 1"));
+  CHECK(has_line(text, "gpuprobe_jax_compile_duration_seconds_count{phase=\"cache load\"} 1"));
+  CHECK(has_line(text, "gpuprobe_jax_compilation_cache_lookups_total{outcome=\"hit\"} 1"));
+  CHECK(has_line(text, "gpuprobe_jax_compilation_cache_lookups_total{outcome=\"miss\"} 1"));
+  // JAX's compiles are not torch.compile's.
+  CHECK(has_line(text, "gpuprobe_compile_duration_seconds_count 0"));
+}
+
+TEST_CASE("the kind of guard a recompile failed is one of a few") {
+  CHECK(std::string(formats::recompile_reason_class(
+            "0/0: tensor 'x' stride mismatch at index 0. expected 4, actual 1")) == "stride");
+  CHECK(std::string(formats::recompile_reason_class(
+            "0/0: BACKEND_MATCH failure: torch.compile detected different backend")) == "backend");
+  CHECK(std::string(formats::recompile_reason_class("0/0: L['n'] == 3")) == "value");
+  CHECK(std::string(formats::recompile_reason_class("0/0: len(L['xs']) == 2")) == "length");
+  CHECK(std::string(formats::recompile_reason_class("0/0: ___check_obj_id(L['m'], 1402)")) ==
+        "object identity");
+  CHECK(std::string(formats::recompile_reason_class("something new in torch 3")) == "other");
 }
 
 TEST_CASE("a program that never compiles, collects or allocates has none of those families") {

@@ -39,7 +39,7 @@ def run(tmp_path, calls):
     trace = tmp_path / "trace.json"
     watcher = gt.watch_compile()
     try:
-        with gpuprobe.Session(f"chrome={trace}"):
+        with gpuprobe.Session(f"chrome={trace},metrics_file={tmp_path / 'metrics.prom'}"):
             calls()
         report = watcher.report()
     finally:
@@ -71,6 +71,15 @@ def test_a_new_shape_is_named_as_the_changed_component(tmp_path, fresh_caches):
     assert layers["FX graph"] == {"hits": 0, "misses": 2, "bypasses": 0}
     assert any(m.startswith("0/1 FX graph: example_inputs[0]")
                for m in data["compile"]["cache_misses_explained"])
+    # The metrics count each layer's outcomes as the watcher saw them.
+    metrics = (tmp_path / "metrics.prom").read_text().splitlines()
+    for layer in ("FX graph", "AOTAutograd"):
+        misses_seen = sum(1 for e in report.cache_events
+                          if e["layer"] == layer and e["outcome"] == "miss")
+        assert misses_seen >= 1
+        assert (f'gpuprobe_compile_cache_lookups_total{{layer="{layer}",outcome="miss"}} '
+                f'{misses_seen}') in metrics, layer
+    assert 'gpuprobe_compile_recompile_reasons_total{reason="size"} 1' in metrics
 
 
 def test_a_new_dtype_is_named(tmp_path, fresh_caches):

@@ -1,9 +1,12 @@
 """gpuprobe.jax.watch_compile() on the CPU with JAX from PyPI: a jit recompiled by a shape change
 shows each compile's phases as ranges on the timeline, and in a second process the persistent
 compilation cache's hit turns the backend compile into a load — told apart by the cache events,
-as JAX's own duration for it is not zero."""
+as JAX's own duration for it is not zero. `gpuprobe report` and the metrics count both, apart
+from torch.compile's."""
 import json
 import os
+import pathlib
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -15,6 +18,13 @@ pytest.importorskip("jax", reason="skipped: JAX is not installed (pip install ja
 import gpuprobe  # noqa: E402
 import gpuprobe.jax as gj  # noqa: E402
 from trace_util import load_events  # noqa: E402
+
+CLI = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build")) / "gpuprobe"
+
+
+def report_json(path):
+    return json.loads(subprocess.run([str(CLI), "report", "--json", str(path)], check=True,
+                                     capture_output=True, text=True).stdout)
 
 
 def _phases(events, fun):
@@ -52,6 +62,15 @@ def test_a_shape_change_compiles_again_and_every_phase_is_a_range(tmp_path):
                        "jax backend compile: jit(scaled)"))
     assert [name for _, name in spans] == ["jax trace", "jax lower", "jax backend compile"] * 2
     assert all(e["cat"] == "compile" for e in events if e["name"].startswith("jax "))
+    # The report counts JAX's compiles apart from torch.compile's, phase by phase.
+    section = report_json(path)["compile"]
+    assert section["compiles"] == 0
+    jax_ = section["jax"]
+    backend = [c for c in report.compiles if c["cache"] is None or c["cache"] == "miss"]
+    assert jax_["compiles"] == len(backend) >= 2 and jax_["cache_loads"] == 0
+    for phase in ("trace", "lower", "backend compile"):
+        assert jax_["phase_seconds"][phase] == pytest.approx(report.phase_seconds[phase],
+                                                             rel=1e-3, abs=2e-6), phase
 
 
 CHILD = textwrap.dedent("""
@@ -92,3 +111,29 @@ def test_a_persistent_cache_hit_in_a_second_process_is_a_load(tmp_path):
     assert "jax compilation cache hit" in names
     assert "jax backend compile: jit(scaled)" in [e["name"] for e in first_events]
     assert "jax compilation cache miss" in [e["name"] for e in first_events]
+    # The report and the metrics: the second run's compile was a load.
+    second_report = report_json(tmp_path / "run1.json")["compile"]["jax"]
+    # (jax.numpy's own jitted helpers hit the cache too)
+    assert second_report["cache_loads"] == second_report["cache_hits"] == second["hits"] >= 1
+    assert second_report["compiles"] == second["misses"]
+    assert report_json(tmp_path / "run0.json")["compile"]["jax"]["cache_misses"] == first["misses"]
+
+
+def test_jax_compiles_become_metrics(tmp_path):
+    import jax
+    import jax.numpy as jnp
+
+    prom = tmp_path / "m.prom"
+    with gpuprobe.Session(f"metrics_file={prom}"), gj.watch_compile() as watcher:
+        jax.jit(lambda x: jnp.tanh(x) + 1)(jnp.ones(4)).block_until_ready()
+        report = watcher.report()
+    text = prom.read_text()
+    backend = [c for c in report.compiles if c["cache"] != "hit"]
+    assert f'gpuprobe_jax_compile_duration_seconds_count{{phase="backend compile"}} {len(backend)}' \
+        in text.splitlines()
+    assert 'gpuprobe_jax_compile_duration_seconds_count{phase="trace"}' in text
+    assert "gpuprobe_compile_duration_seconds_count" not in text  # not torch.compile's
+    if shutil.which("promtool") is not None:
+        check = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                               text=True)
+        assert check.returncode == 0, check.stdout + check.stderr

@@ -42,6 +42,11 @@ def test_compiles_recompiles_and_gc_pauses_reach_the_metrics_file(tmp_path):
     text = path.read_text()
     assert value(text, "gpuprobe_compile_duration_seconds_count") == len(report.compiles)
     assert value(text, "gpuprobe_compile_recompiles_total") == len(report.recompiles) >= 1
+    # Why, by the kind of guard: the new shape; and the phases' time (the cache layers' outcomes:
+    # test_compile_cache_keys.py, with Inductor).
+    assert value(text, 'gpuprobe_compile_recompile_reasons_total{reason="size"}') == \
+        len(report.recompiles)
+    assert value(text, 'gpuprobe_compile_phase_seconds_total{phase="Dynamo"}') > 0
     assert value(text, 'gpuprobe_gc_pause_seconds_count{generation="2"}') >= 1
     assert value(text, 'gpuprobe_range_duration_seconds_count{name="request"}') == 1
     assert "name=\"torch.compile" not in text  # per-compile names are not label values

@@ -458,7 +458,18 @@
         { key: "kernel_runs", label: "runs", num: true, digits: 0 },
       ], compile.generated_code.map((m) => ({ ...m, kernel_count: m.kernels.length }))));
     }
-  } else {
+  }
+  const jax = compile.jax || {};
+  if (jax.compiles + jax.cache_loads > 0) {
+    const phases = jax.phase_seconds || {};
+    compileSection.push(el("h3", {}, "JAX"), el("dl", { class: "facts" }, ...[
+      ["compiles", jax.compiles], ["loads from the persistent cache", jax.cache_loads],
+      ["cache hits / misses", `${jax.cache_hits} / ${jax.cache_misses}`],
+      ...["trace", "lower", "backend compile", "cache load"].filter((p) => p in phases)
+        .map((p) => [p, msText(phases[p] * 1e3)]),
+    ].flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])));
+  }
+  if (compileSection.length === 0) {
     compileSection.push(el("p", {}, "No compiles in this trace."));
   }
 
