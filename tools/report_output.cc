@@ -284,8 +284,8 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
     std::fprintf(o, "  recompiles: %zu\n", c.recompiles.size());
     for (const std::string& reason : c.recompiles) std::fprintf(o, "    %s\n", reason.c_str());
     if (!c.limit_hits.empty()) {
-      std::fprintf(o, "  recompile limit hit %zu times (those frames run eagerly from then on)\n",
-                   c.limit_hits.size());
+      std::fprintf(o, "  recompile limit hit %zu time%s (those frames run eagerly from then on)\n",
+                   c.limit_hits.size(), c.limit_hits.size() == 1 ? "" : "s");
       for (const std::string& hit : c.limit_hits) std::fprintf(o, "    %s\n", hit.c_str());
     }
     if (!c.fallbacks.empty())

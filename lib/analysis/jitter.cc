@@ -19,6 +19,9 @@ constexpr const char* kCauseNames[] = {"gc pause", "compile", "allocator", "sync
                                        "large copy"};
 
 bool contains(const char* s, const char* part) { return std::strstr(s, part) != nullptr; }
+bool starts_with(const char* s, const char* prefix) {
+  return std::strncmp(s, prefix, std::strlen(prefix)) == 0;
+}
 
 // Each deviation with its share of the outlier's excess, and its own deviations inside it.
 nlohmann::json deviations(const std::vector<Deviation>& ds, std::int64_t excess,
@@ -68,11 +71,54 @@ void Jitter::add(const ReportEvent& r) {
     case EventType::kRange:
       if (r.row == nullptr) break;  // not a CPU range
       if (e.site->category == Category::kGc) causes_[kGc].push_back(span);
-      if (is_frame_compile(*e.site) || is_jax_compile(*e.site)) causes_[kCompile].push_back(span);
+      if (is_frame_compile(*e.site) || is_jax_compile(*e.site)) {
+        causes_[kCompile].push_back(span);
+        if (compiles_.size() < kMaxCompiles) compiles_.push_back({span, e.site->name});
+      }
       break;
+    case EventType::kInstant: {
+      // "recompile <id>: <reason>" (and not the limit warning, which shares the prefix).
+      namespace te = formats::torch_events;
+      const char* name = e.site->name;
+      if (e.site->category != Category::kCompile || !starts_with(name, te::kRecompile) ||
+          starts_with(name, te::kRecompileLimitHit) || recompile_reasons_.size() >= kMaxCompiles)
+        break;
+      const std::string_view rest(name + sizeof te::kRecompile - 1);
+      const std::size_t colon = rest.find(": ");
+      if (colon != std::string_view::npos)
+        recompile_reasons_[std::string(rest.substr(0, colon))] = rest.substr(colon + 2);
+      break;
+    }
     default:
       break;
   }
+}
+
+// The compiles within [begin, end): each by name, and why it ran — a recompile's failed guard,
+// or that it was the frame's first compile.
+std::string Jitter::compile_detail(std::int64_t begin, std::int64_t end) const {
+  namespace te = formats::torch_events;
+  std::string out;
+  int named = 0, more = 0;
+  for (const NamedSpan& c : compiles_) {
+    if (c.span.end <= begin || c.span.begin >= end) continue;
+    if (named == 3) {
+      ++more;
+      continue;
+    }
+    ++named;
+    out += (out.empty() ? "" : "; ") + c.name;
+    if (!starts_with(c.name.c_str(), te::kCompile)) continue;  // JAX's: the name says it
+    const std::string id = c.name.substr(sizeof te::kCompile - 1);
+    const auto reason = recompile_reasons_.find(id);
+    if (reason != recompile_reasons_.end()) {
+      out += ", a recompile: " + reason->second.substr(0, 200);
+    } else if (id.size() > 2 && id.compare(id.size() - 2, 2, "/0") == 0) {
+      out += ", the frame's first compile";
+    }
+  }
+  if (more > 0) out += absl::StrFormat("; and %d more", more);
+  return out;
 }
 
 const NameStats* Jitter::target() const {
@@ -160,7 +206,7 @@ void Jitter::finish(const TraceContext& trace) {
     };
     for (int c = 0; c < kCauses; ++c) {
       const auto [covered, n] = overlap(causes_[c], inst.begin, inst.end);
-      if (n != 0) note(c, covered, n);
+      if (n != 0) note(c, covered, n, c == kCompile ? compile_detail(inst.begin, inst.end) : "");
     }
     if (!gpu_work.empty()) {
       const std::int64_t idle = o.duration_ns - overlap(gpu_work, inst.begin, inst.end).first;

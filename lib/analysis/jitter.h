@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -81,6 +82,16 @@ class Jitter : public Analysis {
   const GpuIdle& gpu_;
   const CpuState& cpu_;
   std::vector<Interval> causes_[kCauses];
+  // The compiles, by the name that carries their id, and the recompiles' reasons by compile id:
+  // what an outlier's compile was, and why it happened.
+  struct NamedSpan {
+    Interval span;
+    std::string name;
+  };
+  static constexpr std::size_t kMaxCompiles = 100'000;
+  std::vector<NamedSpan> compiles_;
+  std::unordered_map<std::string, std::string> recompile_reasons_;
+  std::string compile_detail(std::int64_t begin, std::int64_t end) const;
   JitterResult result_;
 };
 

@@ -1,12 +1,60 @@
 #include "analysis/verdict.h"
 
+#include <algorithm>
+#include <map>
+
 #include "absl/strings/str_format.h"
+#include "formats/compile_marks.h"
 
 namespace gpuprobe::analysis {
 
+namespace {
+
+// Compiling takes most of the trace: why, from the recompiles' guards, and the fix for it.
+std::string compile_bound(const CompileResult& c) {
+  const double share = static_cast<double>(c.compile_ns) /
+                       static_cast<double>(std::max<std::int64_t>(c.compile_ns + c.base_ns, 1));
+  if (c.compiles == 0 || share < 0.5) return "";
+  std::map<std::string, std::size_t> kinds;
+  for (const std::string& r : c.recompiles) ++kinds[formats::recompile_reason_class(r)];
+  std::string why =
+      "the first compiles (no recompiles): a warm cache (TORCHINDUCTOR_CACHE_DIR, "
+      "the FX graph cache) or a longer run amortises them";
+  if (!kinds.empty()) {
+    const auto top = std::max_element(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) {
+      return a.second < b.second;
+    });
+    const std::string& kind = top->first;
+    const std::string fix =
+        kind == "size" || kind == "stride"
+            ? "the input shapes drift: mark the changing dimension dynamic (torch.compile "
+              "dynamic=None, torch._dynamo.mark_dynamic) or pad inputs to a few sizes"
+        : kind == "dtype"   ? "the inputs change dtype: cast them before the compiled call"
+        : kind == "backend" ? "a new torch.compile wrapper each time: compile once and reuse it"
+                            : "see the recompile reasons below";
+    why = absl::StrFormat("%zu recompiles, %zu of them %s guards: %s", c.recompiles.size(),
+                          top->second, kind, fix);
+  }
+  const std::string limit =
+      c.limit_hits.empty()
+          ? ""
+          : absl::StrFormat("; the recompile limit was hit %zu time%s and those frames run eagerly",
+                            c.limit_hits.size(), c.limit_hits.size() == 1 ? "" : "s");
+  return absl::StrFormat(
+      "compile-bound: torch.compile compiled for %.0f%% of the trace (%llu "
+      "compiles); %s%s",
+      100 * share, static_cast<unsigned long long>(c.compiles), why, limit);
+}
+
+}  // namespace
+
 std::string verdict(const GpuIdleResult& r, const KernelBoundsResult& b,
                     const DataLoadingResult& data, std::int64_t gpu_kernel_ns,
-                    std::int64_t tiny_kernel_ns) {
+                    std::int64_t tiny_kernel_ns, const CompileResult* compile) {
+  // A program that spends most of its time compiling is that, whatever its GPU did meanwhile.
+  if (compile != nullptr) {
+    if (std::string v = compile_bound(*compile); !v.empty()) return v;
+  }
   // First: a program waiting for its input looks CPU-bound (its GPU idles for host wait) or
   // like a CPU-only one, and neither fix helps it.
   if (data.batches > 0 && data.share >= 0.5) {

@@ -57,6 +57,34 @@ TEST_CASE("three GC pauses inside the three slowest of 1000 requests: GC is name
   CHECK(in_histogram == 1000);
 }
 
+TEST_CASE("a compile inside an outlier is named, with the guard that made it a recompile") {
+  // 200 requests of 10 ms; request 50 holds the frame's first compile (30 ms), request 150 a
+  // recompile for a new shape (20 ms) with its reason.
+  static constexpr CallSite first{"torch.compile 0/0", "", "", 0, 0, Category::kCompile};
+  static constexpr CallSite again{"torch.compile 0/1", "", "", 0, 0, Category::kCompile};
+  static constexpr CallSite why{
+      "recompile 0/1: 0/0: tensor 'x' size mismatch at index 0", "", "", 0, 0, Category::kCompile};
+  Trace t;
+  std::int64_t at = 0;
+  for (int i = 0; i < 200; ++i) {
+    const std::int64_t length = (i == 50 ? 40 : i == 150 ? 30 : 10) * kMs;
+    t.range(kRequest, at, at + length);
+    if (i == 50) t.range(first, at + kMs, at + 31 * kMs);
+    if (i == 150) {
+      t.events.push_back(
+          Event{EventType::kInstant, 0, &why, static_cast<std::uint64_t>(at + kMs), 0, 0.0});
+      t.range(again, at + kMs, at + 21 * kMs);
+    }
+    at += length + kMs;
+  }
+  const analysis::JitterResult& r = t.run().jitter;
+  REQUIRE(r.outliers.size() == 2);
+  CHECK(r.outliers[0].causes[0].cause == "compile");
+  CHECK(r.outliers[0].causes[0].detail == "torch.compile 0/0, the frame's first compile");
+  CHECK(r.outliers[1].causes[0].detail ==
+        "torch.compile 0/1, a recompile: 0/0: tensor 'x' size mismatch at index 0");
+}
+
 TEST_CASE("idle GPU within a slow range explains it") {
   Trace t;
   std::int64_t at = 0;

@@ -111,5 +111,25 @@ TEST_CASE("steps that wait for data most of their time: data-loading-bound, befo
   CHECK(starts(verdict(GpuIdleResult{}, KernelBoundsResult{}, d, 0, 10'000), "CPU only"));
 }
 
+TEST_CASE(
+    "a trace spent mostly compiling: compile-bound, with the guards that failed and the fix") {
+  CompileResult c;
+  c.compiles = 9;
+  c.compile_ns = 900 * kMs;
+  c.base_ns = 100 * kMs;
+  for (int i = 1; i <= 8; ++i)
+    c.recompiles.push_back("0/" + std::to_string(i) + ": tensor 'x' size mismatch at index 0");
+  c.limit_hits.push_back("recompile limit hit: torch._dynamo hit config.recompile_limit (8)");
+  const std::string v =
+      verdict(GpuIdleResult{}, KernelBoundsResult{}, DataLoadingResult{}, 0, 10'000, &c);
+  CHECK(starts(v, "compile-bound: torch.compile compiled for 90% of the trace (9 compiles)"));
+  CHECK(v.find("8 recompiles, 8 of them size guards: the input shapes drift") != std::string::npos);
+  CHECK(v.find("the recompile limit was hit 1 time and") != std::string::npos);
+  c.compile_ns = 400 * kMs;  // less than half: the other verdicts
+  c.base_ns = 600 * kMs;
+  CHECK(starts(verdict(GpuIdleResult{}, KernelBoundsResult{}, DataLoadingResult{}, 0, 10'000, &c),
+               "CPU only"));
+}
+
 }  // namespace
 }  // namespace gpuprobe::analysis
