@@ -312,6 +312,19 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
                  static_cast<unsigned long long>(jax.loads),
                  static_cast<unsigned long long>(jax.cache_misses));
   }
+  if (const analysis::CompileResult::Triton& t = r.compile.triton; t.compiles + t.loads > 0) {
+    std::fprintf(o, "\nTriton: %llu kernel compiles, %.3f ms; %llu loads from its cache, %.3f ms\n",
+                 static_cast<unsigned long long>(t.compiles), t.compile_seconds * 1e3,
+                 static_cast<unsigned long long>(t.loads), t.load_seconds * 1e3);
+    if (!t.stage_seconds.empty()) {
+      std::fprintf(o, "  stages:");
+      for (const char* stage : {"ir", "ttir", "ttgir", "llir", "ptx", "cubin", "store"}) {
+        const auto it = t.stage_seconds.find(stage);
+        if (it != t.stage_seconds.end()) std::fprintf(o, " %s %.3f ms", stage, it->second * 1e3);
+      }
+      std::fputc('\n', o);
+    }
+  }
   if (r.memory.samples > 0 || r.memory.malloc_calls > 0) {
     const analysis::MemoryResult& m = r.memory;
     std::fprintf(o,

@@ -26,14 +26,16 @@ constexpr std::string_view kProfilerFrameCompileData = "entire_frame_compile_dat
 }  // namespace
 
 bool is_frame_compile(const CallSite& site) {
-  // A compile's phases are ranges inside it, not compiles; JAX's are counted apart.
+  // A compile's phases are ranges inside it, not compiles; other compilers' are counted apart.
   if (site.category == Category::kCompile)
-    return !starts_with(site.name, te::kCompilePhase) && !starts_with(site.name, te::kJax);
+    return !starts_with(site.name, te::kCompilePhase) && !is_other_compile(site);
   return site.name == kProfilerFrameCompile;
 }
 
-bool is_jax_compile(const CallSite& site) {
-  return site.category == Category::kCompile && starts_with(site.name, te::kJax);
+bool is_other_compile(const CallSite& site) {
+  return site.category == Category::kCompile &&
+         (starts_with(site.name, te::kJax) || starts_with(site.name, te::kTritonCompile) ||
+          starts_with(site.name, te::kTritonCacheLoad));
 }
 
 void Compile::Runs::add(std::uint32_t thread, std::int64_t begin, std::int64_t end) {
@@ -143,6 +145,11 @@ void Compile::add(const ReportEvent& r) {
       add_mode_value(name.substr(sizeof te::kCompileMode - 1), e.value);
       return;
     }
+    if (starts_with(e.site->name, te::kTritonStageSeconds)) {
+      c.triton.stage_seconds[std::string(name.substr(sizeof te::kTritonStageSeconds - 1))] =
+          e.value;  // totals: the last value is the answer
+      return;
+    }
     if (starts_with(e.site->name, te::kCompilePhaseSeconds)) {
       c.phase_seconds[std::string(name.substr(sizeof te::kCompilePhaseSeconds - 1))] = e.value;
       return;
@@ -173,7 +180,13 @@ void Compile::add(const ReportEvent& r) {
   if (is_frame_compile(*e.site)) {
     ++c.compiles;
     c.compile_ns += r.end_ns - r.begin_ns;
-  } else if (is_jax_compile(*e.site)) {
+  } else if (starts_with(e.site->name, te::kTritonCompile)) {
+    ++c.triton.compiles;
+    c.triton.compile_seconds += static_cast<double>(r.end_ns - r.begin_ns) * 1e-9;
+  } else if (starts_with(e.site->name, te::kTritonCacheLoad)) {
+    ++c.triton.loads;
+    c.triton.load_seconds += static_cast<double>(r.end_ns - r.begin_ns) * 1e-9;
+  } else if (is_other_compile(*e.site)) {  // JAX's
     const std::string_view rest(e.site->name + sizeof te::kJax - 1);
     const std::string phase(rest.substr(0, rest.find(": ")));
     c.jax.phase_seconds[phase] += static_cast<double>(r.end_ns - r.begin_ns) * 1e-9;
@@ -284,6 +297,11 @@ void Compile::write_json(const TraceContext&, nlohmann::json* report) const {
               {"cache_hits", c.jax.cache_hits},
               {"cache_misses", c.jax.cache_misses},
               {"phase_seconds", c.jax.phase_seconds}};
+  j["triton"] = {{"compiles", c.triton.compiles},
+                 {"cache_loads", c.triton.loads},
+                 {"compile_seconds", c.triton.compile_seconds},
+                 {"cache_load_seconds", c.triton.load_seconds},
+                 {"stage_seconds", c.triton.stage_seconds}};
   (*report)["compile"] = j;
 }
 

@@ -19,8 +19,10 @@ namespace gpuprobe::analysis {
 
 // A compile range: gpuprobe.torch's (category compile) or torch.profiler's Dynamo span.
 bool is_frame_compile(const CallSite& site);
-// A phase of a JAX compile (gpuprobe.jax): "jax <phase>: <function>", category compile.
-bool is_jax_compile(const CallSite& site);
+// A compile of another compiler than torch.compile's, counted apart: a phase of a JAX compile
+// (gpuprobe.jax, "jax <phase>: <function>") or a Triton JIT compile or cache load
+// (gpuprobe.triton), category compile.
+bool is_other_compile(const CallSite& site);
 
 struct CompileResult {
   std::uint64_t compiles = 0;
@@ -67,6 +69,13 @@ struct CompileResult {
     std::uint64_t compiles = 0, loads = 0, cache_hits = 0, cache_misses = 0;
     std::map<std::string, double> phase_seconds;  // trace, lower, backend compile, cache load
   } jax;
+  // Triton's JIT compiles of kernels (gpuprobe.triton.watch_compile()): real compiles and loads
+  // from its on-disk cache, their time, and each stage's time (from its counters).
+  struct Triton {
+    std::uint64_t compiles = 0, loads = 0;
+    double compile_seconds = 0, load_seconds = 0;
+    std::map<std::string, double> stage_seconds;  // ir, ttir, ttgir, llir, ptx, cubin, store
+  } triton;
   // Runs of compiled code (graph runs when the trace has them, else frames): m and T_execute,
   // and the time they are a share p of (the trace's outside compiles) for the Amdahl bound.
   std::uint64_t runs = 0;

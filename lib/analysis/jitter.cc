@@ -71,7 +71,7 @@ void Jitter::add(const ReportEvent& r) {
     case EventType::kRange:
       if (r.row == nullptr) break;  // not a CPU range
       if (e.site->category == Category::kGc) causes_[kGc].push_back(span);
-      if (is_frame_compile(*e.site) || is_jax_compile(*e.site)) {
+      if (is_frame_compile(*e.site) || is_other_compile(*e.site)) {
         causes_[kCompile].push_back(span);
         if (compiles_.size() < kMaxCompiles) compiles_.push_back({span, e.site->name});
       }
@@ -108,7 +108,7 @@ std::string Jitter::compile_detail(std::int64_t begin, std::int64_t end) const {
     }
     ++named;
     out += (out.empty() ? "" : "; ") + c.name;
-    if (!starts_with(c.name.c_str(), te::kCompile)) continue;  // JAX's: the name says it
+    if (!starts_with(c.name.c_str(), te::kCompile)) continue;  // JAX's, Triton's: the name says it
     const std::string id = c.name.substr(sizeof te::kCompile - 1);
     const auto reason = recompile_reasons_.find(id);
     if (reason != recompile_reasons_.end()) {

@@ -51,6 +51,14 @@ inline constexpr char kJaxCacheLoad[] = "cache load";
 inline constexpr char kJaxCacheHit[] = "jax compilation cache hit";
 inline constexpr char kJaxCacheMiss[] = "jax compilation cache miss";
 
+// Triton (gpuprobe.triton.watch_compile(), category compile): a range per JIT compile of a
+// kernel, "triton compile: <kernel>", or "triton cache load: <kernel>" when Triton's on-disk
+// cache had it; and counters "triton stage seconds: <stage>" (the IR's creation "ir", each
+// lowering stage — ttir, ttgir, llir, ptx, cubin — and "store": totals since watching).
+inline constexpr char kTritonCompile[] = "triton compile: ";
+inline constexpr char kTritonCacheLoad[] = "triton cache load: ";
+inline constexpr char kTritonStageSeconds[] = "triton stage seconds: ";
+
 // The CUDA caching allocator (counters, category alloc).
 inline constexpr char kAllocatedBytes[] = "cuda allocated bytes";
 inline constexpr char kReservedBytes[] = "cuda reserved bytes";
@@ -92,6 +100,9 @@ inline constexpr NamedEvent kAll[] = {
     {"jax_cache_load", kJaxCacheLoad},
     {"jax_cache_hit", kJaxCacheHit},
     {"jax_cache_miss", kJaxCacheMiss},
+    {"triton_compile", kTritonCompile},
+    {"triton_cache_load", kTritonCacheLoad},
+    {"triton_stage_seconds", kTritonStageSeconds},
     {"allocated_bytes", kAllocatedBytes},
     {"reserved_bytes", kReservedBytes},
     {"inactive_split_bytes", kInactiveSplitBytes},

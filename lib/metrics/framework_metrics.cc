@@ -57,6 +57,8 @@ void FrameworkMetrics::add_compile(const Event& e, const TimeBase& time) {
   if (e.type == EventType::kRange) {
     if (starts_with(name, te::kCompile)) compiles.add(duration_seconds(time, e));
     if (starts_with(name, te::kJax)) jax_phases[jax_phase(name)].add(duration_seconds(time, e));
+    if (starts_with(name, te::kTritonCompile)) triton_compiles.add(duration_seconds(time, e));
+    if (starts_with(name, te::kTritonCacheLoad)) triton_loads.add(duration_seconds(time, e));
     return;
   }
   if (e.type == EventType::kCounter) {
@@ -154,6 +156,15 @@ void FrameworkMetrics::write(TextExposition* out) const {
                 static_cast<double>(jax_cache_hits));
     out->sample("gpuprobe_jax_compilation_cache_lookups_total", {{"outcome", "miss"}},
                 static_cast<double>(jax_cache_misses));
+  }
+  if (triton_compiles.count + triton_loads.count > 0) {
+    out->family("gpuprobe_triton_compile_duration_seconds", "histogram",
+                "Triton JIT compiles of kernels (outcome compile), and loads of compiled kernels "
+                "from Triton's cache (outcome cache load), gpuprobe.triton.watch_compile.");
+    triton_compiles.write(out, "gpuprobe_triton_compile_duration_seconds",
+                          {{"outcome", "compile"}});
+    triton_loads.write(out, "gpuprobe_triton_compile_duration_seconds",
+                       {{"outcome", "cache load"}});
   }
   if (!gc_pauses.empty()) {
     out->family("gpuprobe_gc_pause_seconds", "histogram",

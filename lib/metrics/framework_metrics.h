@@ -30,7 +30,8 @@ struct FrameworkMetrics {
   std::map<std::string, double> phase_seconds;  // torch.compile's own time per phase group
   std::map<std::string, Histogram> jax_phases;  // JAX's compile phases, by phase
   std::uint64_t jax_cache_hits = 0, jax_cache_misses = 0;
-  std::map<std::string, double> latest;  // the last value of each framework counter, by metric
+  Histogram triton_compiles, triton_loads;  // Triton's JIT compiles, and loads from its cache
+  std::map<std::string, double> latest;     // the last value of each framework counter, by metric
 
   // Takes `e` when it is one of those events (true), else leaves it to the caller.
   bool add(const Event& e, const TimeBase& time);

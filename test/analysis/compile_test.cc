@@ -87,5 +87,42 @@ TEST_CASE("torch.profiler's Dynamo spans count as compiles; its compile ids name
   CHECK(c.recompiles[0].rfind("0/1: ", 0) == 0);
 }
 
+TEST_CASE("JAX's and Triton's compiles are counted apart from torch.compile's") {
+  static constexpr CallSite torch_compile{"torch.compile 0/0", "", "", 0, 0, Category::kCompile};
+  static constexpr CallSite jax_trace{"jax trace: f", "", "", 0, 0, Category::kCompile};
+  static constexpr CallSite jax_compile{
+      "jax backend compile: jit(f)", "", "", 0, 0, Category::kCompile};
+  static constexpr CallSite jax_load{"jax cache load: jit(g)", "", "", 0, 0, Category::kCompile};
+  static constexpr CallSite jax_hit{
+      formats::torch_events::kJaxCacheHit, "", "", 0, 0, Category::kCompile};
+  static constexpr CallSite triton_compile{
+      "triton compile: add_kernel", "", "", 0, 0, Category::kCompile};
+  static constexpr CallSite triton_load{
+      "triton cache load: add_kernel", "", "", 0, 0, Category::kCompile};
+  static constexpr CallSite cubin{"triton stage seconds: cubin", "", "", 0, 0, Category::kCompile};
+  Trace t;
+  t.range(torch_compile, 0, 100 * kMs);
+  t.range(jax_trace, 100 * kMs, 102 * kMs);
+  t.range(jax_compile, 102 * kMs, 150 * kMs);
+  t.range(jax_load, 150 * kMs, 151 * kMs);
+  t.events.push_back(Event{EventType::kInstant, 0, &jax_hit, 150 * kMs, 0, 0.0});
+  t.range(triton_compile, 200 * kMs, 900 * kMs);
+  t.events.push_back(Event{EventType::kCounter, 0, &cubin, 900 * kMs, 900 * kMs, 0.05});
+  t.range(triton_load, 950 * kMs, 951 * kMs);
+  const analysis::CompileResult& c = t.run().compile;
+  CHECK(c.compiles == 1);  // torch.compile's only
+  CHECK(c.compile_ns == 100 * kMs);
+  CHECK(c.jax.compiles == 1);
+  CHECK(c.jax.loads == 1);
+  CHECK(c.jax.cache_hits == 1);
+  CHECK(c.jax.phase_seconds.at("trace") == Approx(0.002));
+  CHECK(c.jax.phase_seconds.at("backend compile") == Approx(0.048));
+  CHECK(c.triton.compiles == 1);
+  CHECK(c.triton.loads == 1);
+  CHECK(c.triton.compile_seconds == Approx(0.7));
+  CHECK(c.triton.load_seconds == Approx(0.001));
+  CHECK(c.triton.stage_seconds.at("cubin") == Approx(0.05));
+}
+
 }  // namespace
 }  // namespace gpuprobe::test

@@ -469,6 +469,16 @@
         .map((p) => [p, msText(phases[p] * 1e3)]),
     ].flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])));
   }
+  const triton = compile.triton || {};
+  if (triton.compiles + triton.cache_loads > 0) {
+    const stages = triton.stage_seconds || {};
+    compileSection.push(el("h3", {}, "Triton"), el("dl", { class: "facts" }, ...[
+      ["kernel compiles", `${triton.compiles}, ${msText(triton.compile_seconds * 1e3)}`],
+      ["loads from its cache", `${triton.cache_loads}, ${msText(triton.cache_load_seconds * 1e3)}`],
+      ...["ir", "ttir", "ttgir", "llir", "ptx", "cubin", "store"].filter((s) => s in stages)
+        .map((s) => [s, msText(stages[s] * 1e3)]),
+    ].flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])));
+  }
   if (compileSection.length === 0) {
     compileSection.push(el("p", {}, "No compiles in this trace."));
   }
