@@ -167,7 +167,8 @@ python_tests() {
   PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu python3 -m pytest -q -rsP -p no:logging \
     -p no:cacheprovider test/python/test_torch_cuda.py test/python/test_python_api.py \
     test/python/test_torch_integration.py test/python/test_compile_accounting.py \
-    test/python/test_waiting_and_blocked.py test/python/test_compare_per_module.py 2>&1 | tee "$out/pytest.log" | tail -15
+    test/python/test_waiting_and_blocked.py test/python/test_compare_per_module.py \
+    test/python/test_triton_compile.py test/python/test_compare_modes.py 2>&1 | tee "$out/pytest.log" | tail -15
 }
 # python: only the Python tests on the GPU (and, with INPROCESS=1, the in-process cost benchmark).
 if [ "$part" = python ]; then

@@ -320,3 +320,69 @@ def test_no_allocator_blame_without_pressure(tmp_path):
         assert all(c["cause"] != "allocator" for c in o["causes"]), o
     assert all(m["malloc_calls"] == 0 and m["free_calls"] == 0
                for m in report["memory"]["at_outliers"])
+
+
+def test_a_user_triton_kernel_compiles_then_runs_on_the_gpu(tmp_path):
+    """A @triton.jit kernel that torch.compile never sees: its JIT compile on the timeline
+    (gpuprobe.triton), then its launches as CUPTI kernels of the same name, after the compile."""
+    triton = pytest.importorskip("triton")
+    import triton.language as tl
+
+    import gpuprobe.triton as gtr
+
+    source = tmp_path / "user_kernel.py"  # Triton reads a kernel's source from its file
+    source.write_text(
+        "import triton\nimport triton.language as tl\n\n"
+        "@triton.jit\n"
+        "def gpuprobe_user_add(x, y, out, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    m = offs < n\n"
+        "    tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)\n")
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("user_kernel", source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert tl is not None and triton is not None
+    x, y = torch.randn(1 << 20, device="cuda"), torch.randn(1 << 20, device="cuda")
+    out = torch.empty_like(x)
+    path = tmp_path / "t.json"
+    env_cache = os.environ.get("TRITON_CACHE_DIR")
+    os.environ["TRITON_CACHE_DIR"] = str(tmp_path / "triton_cache")  # a real compile
+    try:
+        with gpuprobe.Session(f"chrome={path},cupti=kernel"), gtr.watch_compile() as watcher:
+            for _ in range(5):
+                module.gpuprobe_user_add[(x.numel() // 1024,)](x, y, out, x.numel(), BLOCK=1024)
+            torch.cuda.synchronize()
+            report = watcher.report()
+    finally:
+        if env_cache is None:
+            os.environ.pop("TRITON_CACHE_DIR", None)
+        else:
+            os.environ["TRITON_CACHE_DIR"] = env_cache
+    assert torch.allclose(out, x + y)
+    mine = [c for c in report.compiles if c["kernel"] == "gpuprobe_user_add"]
+    assert len(mine) == 1 and not mine[0]["cache_hit"], report.compiles
+    events = load_events(path)
+    (compile_span,) = named(events, "triton compile: gpuprobe_user_add")
+    kernels = [e for e in events if e.get("cat") == "kernel" and e["name"] == "gpuprobe_user_add"]
+    assert len(kernels) == 5
+    assert min(k["ts"] for k in kernels) >= compile_span["ts"] + compile_span["dur"] - 1
+    section = json.loads(subprocess.run([str(CLI), "report", "--json", str(path)], check=True,
+                                        capture_output=True, text=True).stdout)
+    assert section["compile"]["triton"]["compiles"] >= 1
+    assert any(k["name"] == "gpuprobe_user_add" and k["calls"] == 5 for k in section["kernels"])
+
+
+def test_compare_modes_on_the_gpu():
+    """compare_modes on a small launch-bound model on the GPU: every mode compiles and agrees with
+    eager; the table is printed for bench/RESULTS.md (reduce-overhead runs CUDA graphs here)."""
+    model = Net().cuda().eval()
+    x = torch.randn(32, 256, device="cuda")
+    result = gt.compare_modes(model, x)
+    print(result.table())
+    print("fastest:", result.fastest)
+    assert [m.mode for m in result.modes] == ["default", "reduce-overhead", "max-autotune"]
+    for m in result.modes:
+        assert m.error is None, m
+        assert m.passed, m
+        assert m.execute_seconds > 0 and m.compile_seconds > 0
