@@ -207,7 +207,8 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
     }
   }
   if (r.compile.compiles > 0 || !r.compile.recompiles.empty() || !r.compile.graph_breaks.empty() ||
-      !r.compile.fallbacks.empty() || !r.compile.limit_hits.empty()) {
+      !r.compile.fallbacks.empty() || !r.compile.limit_hits.empty() ||
+      !r.compile.restarts.empty()) {
     const analysis::CompileResult& c = r.compile;
     std::fprintf(
         o, "\ntorch.compile: %llu compiles, T_compile %.3f ms (%.1f%% of the trace)",
@@ -290,6 +291,8 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
     }
     if (!c.fallbacks.empty())
       std::fprintf(o, "  eager fallbacks: %zu (listed under the verdict)\n", c.fallbacks.size());
+    std::fprintf(o, "  restarts (Dynamo analysed a frame again): %zu\n", c.restarts.size());
+    for (const std::string& restart : c.restarts) std::fprintf(o, "    %s\n", restart.c_str());
     std::uint64_t breaks = 0;
     for (const auto& [reason, n] : c.graph_breaks) breaks += n;
     std::fprintf(o, "  graph breaks: %llu, %zu distinct\n", static_cast<unsigned long long>(breaks),

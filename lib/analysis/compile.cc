@@ -69,6 +69,8 @@ void Compile::add_mark(const char* name) {
     c.limit_hits.emplace_back(name);
   } else if (starts_with(name, te::kRecompile)) {
     c.recompiles.emplace_back(name + sizeof te::kRecompile - 1);
+  } else if (starts_with(name, te::kRestart)) {
+    c.restarts.emplace_back(name + sizeof te::kRestart - 1);
   } else if (starts_with(name, te::kEagerFallback)) {
     c.fallbacks.emplace_back(name + sizeof te::kEagerFallback - 1);
   } else if (starts_with(name, te::kGraphBreak)) {
@@ -236,6 +238,7 @@ void Compile::write_json(const TraceContext&, nlohmann::json* report) const {
             {"recompiles", c.recompiles},
             {"eager_fallbacks", c.fallbacks},
             {"recompile_limit_hits", c.limit_hits},
+            {"restarts", c.restarts},
             {"graph_breaks", c.graph_breaks}};
   json layers = json::object(), explained = json::array();
   for (const auto& [name, layer] : c.cache_layers) {

@@ -30,6 +30,7 @@ struct CompileResult {
   std::vector<std::string> recompiles;  // "compile id: reason"
   std::vector<std::string> fallbacks;   // "compile id: frame: error", frames run eagerly
   std::vector<std::string> limit_hits;  // Dynamo's recompile-limit warnings
+  std::vector<std::string> restarts;    // "compile id: reason", analyses Dynamo began again
   std::map<std::string, std::uint64_t> graph_breaks;  // reason -> count
   // Per cache layer ("FX graph", "AOTAutograd"), from gpuprobe.torch's structured-trace marks.
   struct CacheLayer {

@@ -12,6 +12,9 @@ inline constexpr char kRecompile[] = "recompile ";           // instant: "recomp
 inline constexpr char kEagerFallback[] = "eager fallback ";  // "<id>: <frame>: <exception>"
 inline constexpr char kGraphBreak[] = "graph break: ";       // "<cause> [in <frame>]"
 inline constexpr char kRecompileLimitHit[] = "recompile limit hit: ";  // Dynamo gave up
+// "compile restart <id>: <reason>": Dynamo began the frame's analysis again (attempt 1, ...),
+// most often to compile up to a graph break.
+inline constexpr char kRestart[] = "compile restart ";
 // A compile cache's outcome, from PyTorch's structured trace: "cache miss <id> <layer>: <what
 // changed since the frame's last compile>" and "cache hit <id> <layer>"; layers "FX graph",
 // "AOTAutograd".
@@ -82,6 +85,7 @@ inline constexpr NamedEvent kAll[] = {
     {"eager_fallback", kEagerFallback},
     {"graph_break", kGraphBreak},
     {"recompile_limit_hit", kRecompileLimitHit},
+    {"restart", kRestart},
     {"cache_miss", kCacheMiss},
     {"cache_hit", kCacheHit},
     {"compile_phase", kCompilePhase},

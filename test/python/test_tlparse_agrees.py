@@ -129,3 +129,14 @@ def test_graph_breaks(both):
         at = re.match(r"Graph break in user code at (.+):(\d+)", text)
         assert reason.endswith(f" [in body ({at.group(1)}:{at.group(2)})]"), (reason, at.group(0))
     assert "`print`" in reason
+
+
+def test_restarts(both):
+    directory, compile, _ = both
+    # tlparse: a compile id with an attempt ("0/0_1") is a restarted analysis.
+    restarted = {frame_compile(c.strip("[]")) for c in directory if "_" in c}
+    ours = [r.split(": ", 1)[0] for r in compile["restarts"]]
+    assert set(ours) == restarted == {"0/0", "0/1", "0/2"}
+    assert len(ours) == 4  # 0/0 twice: the frame compiled again after torch._dynamo.reset()
+    assert all("Failed to trace builtin operator" in r for r in compile["restarts"])
+

@@ -409,6 +409,7 @@
       ["recompiles", count(compile.recompiles)], ["graph breaks", count(compile.graph_breaks)],
       ["eager fallbacks", count(compile.eager_fallbacks)],
       ["recompile limit hits", count(compile.recompile_limit_hits)],
+      ["restarts", count(compile.restarts)],
       ["cache hits / misses", `${compile.cache_hits ?? "–"} / ${compile.cache_misses ?? "–"}`],
     ];
     compileSection.push(el("dl", { class: "facts" }, ...facts.flatMap(([k, v]) =>
@@ -417,6 +418,7 @@
     const lists = [["Recompiles and why", compile.recompiles],
       ["Eager fallbacks", compile.eager_fallbacks],
       ["Recompile limit hits", compile.recompile_limit_hits],
+      ["Restarts (Dynamo analysed a frame again)", compile.restarts],
       ["Graph breaks by reason", Object.entries(compile.graph_breaks || {})
         .map(([reason, n]) => `${n}× ${reason}`)]];
     for (const [title, items] of lists) {

@@ -38,6 +38,9 @@ class CompileReport:
     phases: dict = dataclasses.field(default_factory=dict)
     # Per generated module: {"compile_id", "path" of its source, "kernels": [(name, kind)]}
     generated_code: list = dataclasses.field(default_factory=list)
+    # {"compile_id", "reason"} each time Dynamo began a frame's analysis again (attempt 1, ...),
+    # most often to compile up to a graph break
+    restarts: list = dataclasses.field(default_factory=list)
 
     @property
     def graph_break_count(self):
@@ -205,6 +208,7 @@ class CompileWatcher:
         self._kernels_baseline = _generated_kernel_count() or 0
         self._metrics = []
         self._fallbacks = []  # {"compile_id", "frame", "error"} per compile that fell back
+        self._restarts = []  # {"compile_id", "reason"} per analysis Dynamo began again
         self.unavailable = []  # what this torch lacks, in words
         self._callbacks = None
         self._lock = threading.Lock()  # compiles on several threads read the metrics once each
@@ -312,6 +316,10 @@ class CompileWatcher:
         reason = getattr(m, "recompile_reason", None)
         if reason:
             _core._instant_at(f"{EVENTS['recompile']}{compile_id}: {reason}"[:400], "compile", at)
+        for restart in getattr(m, "restart_reasons", None) or ():
+            reason = graph_break_summary(restart)
+            self._restarts.append({"compile_id": compile_id, "reason": reason})
+            _core._instant_at(f"{EVENTS['restart']}{compile_id}: {reason}"[:400], "compile", at)
         fail_type = getattr(m, "fail_type", None)
         if fail_type:
             error = f"{fail_type}: {getattr(m, 'fail_reason', '') or ''}".strip()
@@ -398,6 +406,7 @@ class CompileWatcher:
             phases={k: dict(v) for k, v in self._trace_readers[1].phases.items()}
             if self._trace_readers else {},
             generated_code=list(self._trace_readers[2].modules) if self._trace_readers else [],
+            restarts=list(self._restarts),
         )
 
     def close(self):
