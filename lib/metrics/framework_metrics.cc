@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -41,13 +42,19 @@ constexpr CounterMetric kCounters[] = {
     {te::kOoms, "gpuprobe_cuda_ooms_total", "counter", "CUDA out-of-memory errors."},
 };
 
-// The phase of a JAX range "jax <phase>: <function>", from the known few (else "other").
+// `value` when it is one of `known`, else "other": label values stay a bounded set whatever
+// a trace holds.
+std::string known_or_other(std::string_view value, std::initializer_list<const char*> known) {
+  for (const char* k : known)
+    if (value == k) return k;
+  return "other";
+}
+
+// The phase of a JAX range "jax <phase>: <function>".
 std::string jax_phase(const char* name) {
   const std::string_view rest(name + std::strlen(te::kJax));
-  const std::string_view phase = rest.substr(0, rest.find(": "));
-  for (const char* known : {"trace", "lower", "backend compile", te::kJaxCacheLoad})
-    if (phase == known) return known;
-  return "other";
+  return known_or_other(rest.substr(0, rest.find(": ")),
+                        {"trace", "lower", "backend compile", te::kJaxCacheLoad});
 }
 
 }  // namespace
@@ -62,8 +69,10 @@ void FrameworkMetrics::add_compile(const Event& e, const TimeBase& time) {
     return;
   }
   if (e.type == EventType::kCounter) {
-    if (starts_with(name, te::kCompilePhaseSeconds))
-      phase_seconds[name + std::strlen(te::kCompilePhaseSeconds)] = e.value;  // totals
+    if (starts_with(name, te::kCompilePhaseSeconds))  // totals; a label of a known few
+      phase_seconds[known_or_other(
+          name + std::strlen(te::kCompilePhaseSeconds),
+          {"Dynamo", "AOTAutograd", "Inductor", "code generation", "kernel compile"})] = e.value;
     return;
   }
   if (e.type != EventType::kInstant) return;
@@ -78,9 +87,10 @@ void FrameworkMetrics::add_compile(const Event& e, const TimeBase& time) {
   jax_cache_hits += std::strcmp(name, te::kJaxCacheHit) == 0;
   jax_cache_misses += std::strcmp(name, te::kJaxCacheMiss) == 0;
   if (formats::CacheMark mark; formats::parse_cache_mark(name, &mark)) {
-    const std::string layer =
-        mark.layer == "FX graph" || mark.layer == "AOTAutograd" ? std::string(mark.layer) : "other";
-    ++cache_lookups[{layer, mark.hit ? "hit" : mark.bypass ? "bypass" : "miss"}];
+    ++cache_lookups[{known_or_other(mark.layer, {"FX graph", "AOTAutograd"}), mark.hit ? "hit"
+                                                                              : mark.bypass
+                                                                                  ? "bypass"
+                                                                                  : "miss"}];
   }
 }
 

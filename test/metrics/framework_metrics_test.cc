@@ -103,6 +103,7 @@ TEST_CASE("recompiles by guard kind, cache lookups per layer, phase times and JA
   const CallSite aot_bypass{
       "cache miss 0/1 AOTAutograd: bypassed: unsupported", "", "", 0, 0, Category::kCompile};
   const CallSite dynamo{"compile phase seconds: Dynamo", "", "", 0, 0, Category::kCompile};
+  const CallSite odd_phase{"compile phase seconds: x\"y", "", "", 0, 0, Category::kCompile};
   const CallSite jax_trace{"jax trace: f", "", "", 0, 0, Category::kCompile};
   const CallSite jax_compile{"jax backend compile: jit(f)", "", "", 0, 0, Category::kCompile};
   const CallSite jax_load{"jax cache load: jit(f)", "", "", 0, 0, Category::kCompile};
@@ -117,8 +118,9 @@ TEST_CASE("recompiles by guard kind, cache lookups per layer, phase times and JA
       {EventType::kInstant, 0, &fx_hit, 6, 6, 0.0},
       {EventType::kInstant, 0, &aot_bypass, 7, 7, 0.0},
       {EventType::kCounter, 0, &dynamo, 8, 8, 0.5},
-      {EventType::kCounter, 0, &dynamo, 9, 9, 1.25},              // totals: the last counts
-      {EventType::kRange, 0, &jax_trace, 0, 3'000'000, 0.0},      // 3 ms
+      {EventType::kCounter, 0, &dynamo, 9, 9, 1.25},          // totals: the last counts
+      {EventType::kCounter, 0, &odd_phase, 9, 9, 0.5},        // not a phase gpuprobe.torch writes
+      {EventType::kRange, 0, &jax_trace, 0, 3'000'000, 0.0},  // 3 ms
       {EventType::kRange, 0, &jax_compile, 0, 700'000'000, 0.0},  // 0.7 s
       {EventType::kRange, 0, &jax_load, 0, 2'000'000, 0.0},       // 2 ms
       {EventType::kInstant, 0, &jax_miss, 10, 10, 0.0},
@@ -139,6 +141,7 @@ TEST_CASE("recompiles by guard kind, cache lookups per layer, phase times and JA
   CHECK(has_line(
       text, "gpuprobe_compile_cache_lookups_total{layer=\"AOTAutograd\",outcome=\"bypass\"} 1"));
   CHECK(has_line(text, "gpuprobe_compile_phase_seconds_total{phase=\"Dynamo\"} 1.25"));
+  CHECK(has_line(text, "gpuprobe_compile_phase_seconds_total{phase=\"other\"} 0.5"));
   CHECK(has_line(text, "gpuprobe_jax_compile_duration_seconds_count{phase=\"trace\"} 1"));
   CHECK(has_line(
       text,
