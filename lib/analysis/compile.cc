@@ -67,7 +67,7 @@ void Compile::add_mark(const char* name) {
   CompileResult& c = result_;
   if (starts_with(name, te::kRecompileLimitHit)) {
     c.limit_hits.emplace_back(name);
-  } else if (starts_with(name, te::kRecompile)) {
+  } else if (formats::RecompileMark recompile; formats::parse_recompile_mark(name, &recompile)) {
     c.recompiles.emplace_back(name + sizeof te::kRecompile - 1);
   } else if (starts_with(name, te::kRestart)) {
     c.restarts.emplace_back(name + sizeof te::kRestart - 1);
@@ -188,10 +188,8 @@ void Compile::add(const ReportEvent& r) {
   } else if (starts_with(e.site->name, te::kTritonCacheLoad)) {
     ++c.triton.loads;
     c.triton.load_seconds += static_cast<double>(r.end_ns - r.begin_ns) * 1e-9;
-  } else if (is_other_compile(*e.site)) {  // JAX's
-    const std::string_view rest(e.site->name + sizeof te::kJax - 1);
-    const std::string phase(rest.substr(0, rest.find(": ")));
-    c.jax.phase_seconds[phase] += static_cast<double>(r.end_ns - r.begin_ns) * 1e-9;
+  } else if (const std::string_view phase = formats::jax_phase(e.site->name); !phase.empty()) {
+    c.jax.phase_seconds[std::string(phase)] += static_cast<double>(r.end_ns - r.begin_ns) * 1e-9;
     c.jax.compiles += phase == "backend compile";
     c.jax.loads += phase == te::kJaxCacheLoad;
   }

@@ -9,6 +9,7 @@
 
 #include "analysis/allocator_call.h"
 #include "analysis/compile.h"
+#include "formats/compile_marks.h"
 #include "formats/steps.h"
 #include "formats/torch_events.h"
 
@@ -19,9 +20,6 @@ constexpr const char* kCauseNames[] = {"gc pause", "compile", "allocator", "sync
                                        "large copy"};
 
 bool contains(const char* s, const char* part) { return std::strstr(s, part) != nullptr; }
-bool starts_with(const char* s, const char* prefix) {
-  return std::strncmp(s, prefix, std::strlen(prefix)) == 0;
-}
 
 // Each deviation with its share of the outlier's excess, and its own deviations inside it.
 nlohmann::json deviations(const std::vector<Deviation>& ds, std::int64_t excess,
@@ -76,19 +74,12 @@ void Jitter::add(const ReportEvent& r) {
         if (compiles_.size() < kMaxCompiles) compiles_.push_back({span, e.site->name});
       }
       break;
-    case EventType::kInstant: {
-      // "recompile <id>: <reason>" (and not the limit warning, which shares the prefix).
-      namespace te = formats::torch_events;
-      const char* name = e.site->name;
-      if (e.site->category != Category::kCompile || !starts_with(name, te::kRecompile) ||
-          starts_with(name, te::kRecompileLimitHit) || recompile_reasons_.size() >= kMaxCompiles)
-        break;
-      const std::string_view rest(name + sizeof te::kRecompile - 1);
-      const std::size_t colon = rest.find(": ");
-      if (colon != std::string_view::npos)
-        recompile_reasons_[std::string(rest.substr(0, colon))] = rest.substr(colon + 2);
+    case EventType::kInstant:
+      if (formats::RecompileMark m;
+          e.site->category == Category::kCompile && recompile_reasons_.size() < kMaxCompiles &&
+          formats::parse_recompile_mark(e.site->name, &m) && !m.reason.empty())
+        recompile_reasons_[std::string(m.compile_id)] = m.reason;
       break;
-    }
     default:
       break;
   }
@@ -108,7 +99,7 @@ std::string Jitter::compile_detail(std::int64_t begin, std::int64_t end) const {
     }
     ++named;
     out += (out.empty() ? "" : "; ") + c.name;
-    if (!starts_with(c.name.c_str(), te::kCompile)) continue;  // JAX's, Triton's: the name says it
+    if (c.name.rfind(te::kCompile, 0) != 0) continue;  // JAX's, Triton's: the name says it
     const std::string id = c.name.substr(sizeof te::kCompile - 1);
     const auto reason = recompile_reasons_.find(id);
     if (reason != recompile_reasons_.end()) {

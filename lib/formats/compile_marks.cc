@@ -31,6 +31,25 @@ bool parse_cache_mark(std::string_view name, CacheMark* mark) {
   return true;
 }
 
+bool parse_recompile_mark(std::string_view name, RecompileMark* mark) {
+  namespace te = torch_events;
+  const std::string_view prefix(te::kRecompile), limit(te::kRecompileLimitHit);
+  if (name.substr(0, prefix.size()) != prefix || name.substr(0, limit.size()) == limit)
+    return false;
+  const std::string_view rest = name.substr(prefix.size());
+  const std::size_t colon = rest.find(": ");
+  mark->compile_id = rest.substr(0, colon);
+  mark->reason = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 2);
+  return true;
+}
+
+std::string_view jax_phase(std::string_view name) {
+  const std::string_view prefix(torch_events::kJax);
+  if (name.substr(0, prefix.size()) != prefix) return {};
+  const std::string_view rest = name.substr(prefix.size());
+  return rest.substr(0, rest.find(": "));
+}
+
 const char* recompile_reason_class(std::string_view reason) {
   const auto has = [&](std::string_view s) { return reason.find(s) != std::string_view::npos; };
   // Tensor guards first: their text names the property that changed.

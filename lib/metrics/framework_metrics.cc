@@ -50,20 +50,16 @@ std::string known_or_other(std::string_view value, std::initializer_list<const c
   return "other";
 }
 
-// The phase of a JAX range "jax <phase>: <function>".
-std::string jax_phase(const char* name) {
-  const std::string_view rest(name + std::strlen(te::kJax));
-  return known_or_other(rest.substr(0, rest.find(": ")),
-                        {"trace", "lower", "backend compile", te::kJaxCacheLoad});
-}
-
 }  // namespace
 
 void FrameworkMetrics::add_compile(const Event& e, const TimeBase& time) {
   const char* name = e.site->name;
   if (e.type == EventType::kRange) {
     if (starts_with(name, te::kCompile)) compiles.add(duration_seconds(time, e));
-    if (starts_with(name, te::kJax)) jax_phases[jax_phase(name)].add(duration_seconds(time, e));
+    if (const std::string_view phase = formats::jax_phase(name); !phase.empty()) {
+      jax_phases[known_or_other(phase, {"trace", "lower", "backend compile", te::kJaxCacheLoad})]
+          .add(duration_seconds(time, e));
+    }
     if (starts_with(name, te::kTritonCompile)) triton_compiles.add(duration_seconds(time, e));
     if (starts_with(name, te::kTritonCacheLoad)) triton_loads.add(duration_seconds(time, e));
     return;
@@ -76,11 +72,10 @@ void FrameworkMetrics::add_compile(const Event& e, const TimeBase& time) {
     return;
   }
   if (e.type != EventType::kInstant) return;
-  if (starts_with(name, te::kRecompileLimitHit)) {
-    ++recompile_limit_hits;  // before recompiles: the two share a prefix
-  } else if (starts_with(name, te::kRecompile)) {
+  recompile_limit_hits += starts_with(name, te::kRecompileLimitHit);
+  if (formats::RecompileMark m; formats::parse_recompile_mark(name, &m)) {
     ++recompiles;
-    ++recompile_reasons[formats::recompile_reason_class(name + std::strlen(te::kRecompile))];
+    ++recompile_reasons[formats::recompile_reason_class(m.reason)];
   }
   graph_breaks += starts_with(name, te::kGraphBreak);
   eager_fallbacks += starts_with(name, te::kEagerFallback);
