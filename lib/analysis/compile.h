@@ -32,6 +32,13 @@ struct CompileResult {
   std::vector<std::string> limit_hits;  // Dynamo's recompile-limit warnings
   std::vector<std::string> restarts;    // "compile id: reason", analyses Dynamo began again
   std::map<std::string, std::uint64_t> graph_breaks;  // reason -> count
+  // What graph breaks cost at run time, from gpuprobe.torch's "eager after graph break" ranges
+  // (the eager code between a break's two graphs): returns to eager N_break, their time
+  // T_overhead = N_break x T_fallback (T_fallback their mean), and their median.
+  struct BreakCost {
+    std::uint64_t returns = 0;
+    std::int64_t overhead_ns = 0, median_ns = 0;
+  } break_cost;
   // Per cache layer ("FX graph", "AOTAutograd"), from gpuprobe.torch's structured-trace marks.
   struct CacheLayer {
     std::uint64_t hits = 0, misses = 0, bypasses = 0;
@@ -115,6 +122,7 @@ class Compile : public Analysis {
   // until the end (a kernel may run before the mark of the compile that made it arrives).
   std::unordered_map<std::string, std::size_t> generated_kernels_;
   std::unordered_map<std::string, std::pair<std::int64_t, std::uint64_t>> kernel_time_;
+  std::vector<std::int64_t> break_eager_ns_;  // each "eager after graph break", for the median
   CompileResult result_;
 };
 

@@ -35,6 +35,10 @@ inline constexpr char kDataWait[] = "dataloader next";
 inline constexpr char kCompiledGraph[] = "compiled graph";
 inline constexpr char kCompiledGraphForward[] = "compiled graph (forward)";
 inline constexpr char kCompiledGraphBackward[] = "compiled graph (backward)";
+// The eager code a graph break sends a call back to (category torch): a range from the end of
+// a forward graph to the start of the next one, of the resume function Dynamo made for the code
+// after the break, on the same thread — T_fallback, once per break the program runs through.
+inline constexpr char kGraphBreakEager[] = "eager after graph break";
 // Counters (category compile): totals since the watcher opened, and compare()'s speedup.
 inline constexpr char kCacheHits[] = "compile cache hits";
 inline constexpr char kCacheMisses[] = "compile cache misses";
@@ -94,6 +98,7 @@ inline constexpr NamedEvent kAll[] = {
     {"data_wait", kDataWait},
     {"compiled_graph_forward", kCompiledGraphForward},
     {"compiled_graph_backward", kCompiledGraphBackward},
+    {"graph_break_eager", kGraphBreakEager},
     {"cache_hits", kCacheHits},
     {"cache_misses", kCacheMisses},
     {"graph_ops", kGraphOps},

@@ -7,6 +7,7 @@ import json
 import os
 import pathlib
 import subprocess
+import time
 
 import pytest
 
@@ -172,6 +173,59 @@ def test_compile_ranges_span_the_compile_as_torch_measures_it(tmp_path):
     assert section["outside_compiles_ms"] == pytest.approx(trace_ms - section["compile_ms"], abs=0.01)
     assert section["compiled_share"] > 0.5
     assert "p = T_execute / (trace - T_compile)" in report_text(path)
+
+
+PLANTED_S = 0.004
+planted_seconds = []  # each planted eager call's time on the program's own clock
+
+
+@torch._dynamo.disable
+def planted_eager_work(y):
+    start = time.perf_counter()
+    while time.perf_counter() - start < PLANTED_S:
+        pass
+    planted_seconds.append(time.perf_counter() - start)
+    return y
+
+
+def broken(x):
+    y = torch.sin(x) * 2
+    y = planted_eager_work(y)  # a graph break: Dynamo runs this eagerly between two graphs
+    return torch.cos(y) + 1
+
+
+def unbroken(x):
+    return torch.cos(torch.sin(x) * 2) + 1
+
+
+def test_graph_break_cost_is_the_eager_time_between_compiled_graphs(tmp_path):
+    torch._dynamo.reset()
+    calls = 12
+    x = torch.randn(1024)
+    path = tmp_path / "t.json"
+    del planted_seconds[:]
+    watcher = gt.watch_compile()
+    try:
+        with gpuprobe.Session(f"chrome={path}"), torch.no_grad():
+            f, g = torch.compile(broken), torch.compile(unbroken)
+            for _ in range(calls):
+                f(x)
+                g(x)  # no break: its graph runs are never counted as returns to eager
+    finally:
+        watcher.close()
+    gaps = [e for e in load_events(path) if e["name"] == "eager after graph break"]
+    # The first call's gap holds the compile of the code after the break: left out.
+    assert len(gaps) == calls - 1
+    cost = report_json(path)["compile"]["graph_break_cost"]
+    assert cost["returns_to_eager"] == calls - 1
+    assert cost["t_overhead_ms"] == pytest.approx(sum(e["dur"] for e in gaps) / 1e3, abs=0.01)
+    assert cost["t_fallback_ms"] == pytest.approx(cost["t_overhead_ms"] / (calls - 1))
+    # T_fallback is the planted eager work, as the program's own clock measured it, to 20 %
+    # (the rest is Dynamo's entry into the code after the break).
+    planted_ms = sorted(planted_seconds[1:])[len(planted_seconds[1:]) // 2] * 1e3
+    assert cost["median_ms"] == pytest.approx(planted_ms, rel=0.2)
+    assert 0 < cost["share_of_compiled_code"] < 1
+    assert f"T_overhead = N_break x T_fallback = {calls - 1} x" in report_text(path)
 
 
 def test_torch_profiler_traces_get_the_compile_section_from_dynamos_spans(tmp_path):

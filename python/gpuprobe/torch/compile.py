@@ -145,18 +145,65 @@ def _read_metrics_at_exit(original):
     return exit_
 
 
+# Frame id -> whether Dynamo's compile of that frame was of a resume function (the code after a
+# graph break, "torch_dynamo_resume_in_<fn>_at_<line>"), from the compiles' metrics; a frame id
+# that torch._dynamo.reset() hands out again is overwritten by its new compile.
+_resume_frames = {}
+_compiles_recorded = [0]  # compiles whose metrics were read, on any thread
+_last_forward = threading.local()  # per thread: (frame id, time.time_ns() at its end, compiles)
+_RESUME_PREFIX = "torch_dynamo_resume_in"
+
+
+def _frame_id(compile_id):
+    """The frame of a compile id ("3/1", "[3/1]", "3/1_1"), or None."""
+    head = str(compile_id).strip("[]").split("/")[0]
+    return int(head) if head.isdigit() else None
+
+
+def _tag_graphs(original):
+    # Each compiled graph learns the frame whose compile made it, when it is made ready to run —
+    # after a compile and after a load from the FX graph cache alike — so that its runs tell the
+    # graph after a graph break from the first graph of a call.
+    def post_compile(graph, *args, **kwargs):
+        result = original(graph, *args, **kwargs)
+        try:
+            from torch._guards import CompileContext
+
+            graph._gpuprobe_frame = getattr(CompileContext.current_compile_id(), "frame_id", None)
+        except Exception:  # never into torch's compile
+            pass
+        return result
+
+    return post_compile
+
+
 def _record_graph_runs(original):
     # Every run of an Inductor-compiled graph as a range "compiled graph (forward)" or
     # "(backward)" (category torch): the report's T_execute, call count m and the compiled
-    # share of a step (Amdahl).
+    # share of a step (Amdahl). Before the forward graph of a resume function (the code after a
+    # graph break), the time since the thread's previous forward graph of an earlier frame ended
+    # is a range "eager after graph break": the eager fallback each break costs at run time
+    # (T_fallback; the report sums them into T_overhead = N_break x T_fallback). A gap in which
+    # a compile was recorded is the compile's, not the break's, and is left out.
     def call(graph, inputs):
         kwargs = getattr(graph, "fx_kwargs", None) or {}
-        token = _core._begin(EVENTS["compiled_graph_backward"] if kwargs.get("is_backward")
-                             else EVENTS["compiled_graph_forward"], "torch")
+        if kwargs.get("is_backward"):
+            token = _core._begin(EVENTS["compiled_graph_backward"], "torch")
+            try:
+                return original(graph, inputs)
+            finally:
+                _core._end(token)
+        frame = getattr(graph, "_gpuprobe_frame", None)
+        last = getattr(_last_forward, "run", None)
+        if (last is not None and frame is not None and _resume_frames.get(frame) and
+                last[0] is not None and last[0] < frame and last[2] == _compiles_recorded[0]):
+            _core._range_at(EVENTS["graph_break_eager"], "torch", last[1], time.time_ns())
+        token = _core._begin(EVENTS["compiled_graph_forward"], "torch")
         try:
             return original(graph, inputs)
         finally:
             _core._end(token)
+            _last_forward.run = (frame, time.time_ns(), _compiles_recorded[0])
 
     return call
 
@@ -167,6 +214,9 @@ _metrics_exit = _Patch(
 _graph_calls = _Patch(
     "torch._inductor.output_code", "CompiledFxGraph", "__call__", _record_graph_runs,
     "Inductor's CompiledFxGraph (torch < 2.6): no compiled-graph ranges, no Amdahl bound")
+_graph_tags = _Patch(
+    "torch._inductor.output_code", "CompiledFxGraph", "post_compile", _tag_graphs,
+    "Inductor's CompiledFxGraph.post_compile: no eager time after graph breaks")
 
 
 class CompileWatcher:
@@ -186,7 +236,8 @@ class CompileWatcher:
       counters (compile_phases.py); "generated code <id>: <path>: <kernels>" (generated_code.py);
     - totals as counters (cache hits and misses, graph ops, kernels generated);
 
-    and each run of a compiled graph as a range (see ``_record_graph_runs``).
+    and each run of a compiled graph as a range, with the eager code between a graph break's two
+    graphs as a range "eager after graph break" (see ``_record_graph_runs``).
     Compilation and results are unchanged."""
 
     def __init__(self, cache_keys=True):
@@ -229,9 +280,10 @@ class CompileWatcher:
                                     hasattr(dynamo_utils, "get_compilation_metrics"))
         if not self._spans_from_metrics:
             self.unavailable.append("compile spans from metrics: compile ranges from callbacks")
-        missing = _graph_calls.install()
-        if missing:
-            self.unavailable.append(missing)
+        for patch in (_graph_calls, _graph_tags):
+            missing = patch.install()
+            if missing:
+                self.unavailable.append(missing)
         # About 7 % more compile time (the artifacts torch formats for it), never at run time.
         log = (_structured_trace.trace_log(
             self.unavailable, "no cache outcomes, compile phases or generated code")
@@ -308,6 +360,10 @@ class CompileWatcher:
     def _record_compile(self, m):
         self._metrics.append(m)
         compile_id = str(getattr(m, "compile_id", ""))
+        frame = _frame_id(compile_id)
+        if frame is not None:
+            _resume_frames[frame] = str(getattr(m, "co_name", "")).startswith(_RESUME_PREFIX)
+        _compiles_recorded[0] += 1
         span = _metric_span_ns(m)
         if self._spans_from_metrics and span is not None:
             _core._range_at((EVENTS["compile"] + compile_id).strip(), "compile", span[0], span[1])
@@ -428,6 +484,7 @@ class CompileWatcher:
         if self in _watchers:
             _watchers.remove(self)
         _graph_calls.remove()
+        _graph_tags.remove()
         _metrics_exit.remove()
 
 
