@@ -18,12 +18,13 @@ def quantile(values, q):
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
-def bootstrap_mean(values, resamples=4000, seed=1):
-    """A 95 % interval of the mean of `values` (resampled with replacement, over rounds)."""
+def bootstrap_mean(values, resamples=4000, seed=1, statistic=statistics.fmean):
+    """A 95 % interval of the mean of `values` (resampled with replacement, over rounds), or of
+    another `statistic` of them (statistics.median: robust to the few rounds a shared machine
+    slows as a whole)."""
     rng = random.Random(seed)
-    means = sorted(statistics.fmean(rng.choices(values, k=len(values)))
-                   for _ in range(resamples))
-    return means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]
+    estimates = sorted(statistic(rng.choices(values, k=len(values))) for _ in range(resamples))
+    return estimates[int(0.025 * resamples)], estimates[int(0.975 * resamples) - 1]
 
 
 def per_use_ns(stmt, g, number):

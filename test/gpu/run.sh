@@ -140,8 +140,9 @@ if [ "$part" = production ]; then
     --arms none,always-on,always-on+scraper,always-on+dump,always-on+gpu-bursts \
     ${COST_ARGS:-} 2>&1 | grep -v Warning | tee "$out/serving_cost.txt" | tail -12
   echo "== always-on cost in one process (bench/python/always_on_cost.py)"
-  [[ $parts == *inprocess* ]] && PYTHONPATH="$pkg" timeout 300 python3 bench/python/always_on_cost.py \
-    --device cuda ${INPROCESS_ARGS:-} 2>&1 | grep -v Warning | tee "$out/always_on_cost.txt" | tail -8
+  [[ $parts == *inprocess* ]] && PYTHONPATH="$pkg" timeout "${INPROCESS_TIMEOUT:-300}" python3 bench/python/always_on_cost.py \
+    --device cuda --json "$out/always_on_cost.json" ${INPROCESS_ARGS:-} 2>&1 |
+    grep -v "Warning\|^gpuprobe: " | tee "$out/always_on_cost.txt" | tail -14
   echo "== a dump of a full 256 MiB window"
   [[ $parts == *dump* ]] && build-gpu/bench/flight_bench --benchmark_filter=FullWindow 2>&1 | tee "$out/full_window.txt" | tail -3
   exit 0
@@ -173,8 +174,9 @@ python_tests() {
 # python: only the Python tests on the GPU (and, with INPROCESS=1, the in-process cost benchmark).
 if [ "$part" = python ]; then
   python_tests
-  [ -n "${INPROCESS:-}" ] && PYTHONPATH="$pkg" timeout 300 python3 bench/python/always_on_cost.py \
-    --device cuda ${INPROCESS_ARGS:-} 2>&1 | grep -v Warning | tee "$out/always_on_cost.txt" | tail -8
+  [ -n "${INPROCESS:-}" ] && PYTHONPATH="$pkg" timeout "${INPROCESS_TIMEOUT:-300}" python3 bench/python/always_on_cost.py \
+    --device cuda --json "$out/always_on_cost.json" ${INPROCESS_ARGS:-} 2>&1 |
+    grep -v "Warning\|^gpuprobe: " | tee "$out/always_on_cost.txt" | tail -14
   exit 0
 fi
 python_tests
