@@ -12,6 +12,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import weakref
 
 # Options of `gpuprobe report` that take a value, by their Python names.
 _OPTIONS = {"limit": "--limit", "sort": "--sort", "steps": "--steps", "latency": "--latency",
@@ -71,13 +72,35 @@ def _run(args):
     return done.stdout
 
 
-def report(path, **options):
+def report(path, torch_trace=None, **options):
     """The report of `path` (a trace, a directory of traces, a dump); `options` are those of
-    `gpuprobe report`: limit, sort, steps, latency, threshold_ms, straggler_ratio."""
+    `gpuprobe report`: limit, sort, steps, latency, threshold_ms, straggler_ratio.
+    `torch_trace`: a TORCH_TRACE directory (or log) recorded without gpuprobe.torch, joined to
+    the trace by time first (gpuprobe.torch.torch_trace) for the compile section."""
+    joined_dir = None
+    if torch_trace is not None:
+        from gpuprobe.torch.torch_trace import join
+
+        joined_dir = tempfile.mkdtemp(prefix="gpuprobe-joined-")
+        joined = os.path.join(joined_dir, "joined.json")
+        try:
+            join(path, torch_trace, joined, cli=cli())
+        except BaseException:
+            shutil.rmtree(joined_dir, ignore_errors=True)
+            raise
+        path = joined
     args = [str(path)]
     for name, value in options.items():
         if name not in _OPTIONS:
             raise TypeError(f"report() got an unknown option {name!r} "
                             f"(options: {', '.join(_OPTIONS)})")
         args += [_OPTIONS[name], str(value)]
-    return Report(json.loads(_run(args + ["--json"])), args)
+    try:
+        result = Report(json.loads(_run(args + ["--json"])), args)
+    except BaseException:
+        if joined_dir is not None:
+            shutil.rmtree(joined_dir, ignore_errors=True)
+        raise
+    if joined_dir is not None:  # the joined trace lives as long as the report (for .html())
+        weakref.finalize(result, shutil.rmtree, joined_dir, True)
+    return result

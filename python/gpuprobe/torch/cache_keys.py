@@ -13,7 +13,6 @@ has no structured trace, the watcher says so once."""
 import json
 import re
 
-from gpuprobe import _core
 from gpuprobe.torch._common import EVENTS
 from gpuprobe.torch.structured_trace import Reader, compile_id, trace_log
 
@@ -121,7 +120,7 @@ class CacheKeys(Reader):
             if graph is not None:
                 self._by_graph[graph] = now
         self.events.append(event)
-        _core.instant(name[:600], "compile")
+        self.out.instant(name[:600], "compile")
 
 
 def watch(unavailable):

@@ -145,13 +145,16 @@ def _read_metrics_at_exit(original):
     return exit_
 
 
-# Frame id -> whether Dynamo's compile of that frame was of a resume function (the code after a
-# graph break, "torch_dynamo_resume_in_<fn>_at_<line>"), from the compiles' metrics; a frame id
-# that torch._dynamo.reset() hands out again is overwritten by its new compile.
-_resume_frames = {}
+# Frame id -> (whether Dynamo's compile of that frame was of a resume function — the code after a
+# graph break, "torch_dynamo_resume_in_<fn>_at_<line>" —, whether it met a graph break), from the
+# compiles' metrics; a frame id that torch._dynamo.reset() hands out again is overwritten by its
+# new compile.
+_frames = {}
 _compiles_recorded = [0]  # compiles whose metrics were read, on any thread
 _last_forward = threading.local()  # per thread: (frame id, time.time_ns() at its end, compiles)
 _RESUME_PREFIX = "torch_dynamo_resume_in"
+_FORWARD = _core.range(EVENTS["compiled_graph_forward"], "torch")
+_BACKWARD = _core.range(EVENTS["compiled_graph_backward"], "torch")
 
 
 def _frame_id(compile_id):
@@ -177,6 +180,21 @@ def _tag_graphs(original):
     return post_compile
 
 
+def _graph_run(graph):
+    """(its frame when it is a forward graph, whether that frame is a resume function, whether
+    it met a graph break), worked out at a graph's first run and kept on it (plain values: a
+    graph may be pickled): by then the metrics of the compile that made it have been read."""
+    kwargs = getattr(graph, "fx_kwargs", None) or {}
+    frame = None if kwargs.get("is_backward") else getattr(graph, "_gpuprobe_frame", None)
+    resume, breaks = _frames.get(frame, (False, False)) if frame is not None else (False, False)
+    run = (frame, resume, breaks, bool(kwargs.get("is_backward")))
+    try:
+        graph._gpuprobe_run = run
+    except AttributeError:
+        pass
+    return run
+
+
 def _record_graph_runs(original):
     # Every run of an Inductor-compiled graph as a range "compiled graph (forward)" or
     # "(backward)" (category torch): the report's T_execute, call count m and the compiled
@@ -184,28 +202,70 @@ def _record_graph_runs(original):
     # graph break), the time since the thread's previous forward graph of an earlier frame ended
     # is a range "eager after graph break": the eager fallback each break costs at run time
     # (T_fallback; the report sums them into T_overhead = N_break x T_fallback). A gap in which
-    # a compile was recorded is the compile's, not the break's, and is left out.
+    # a compile was recorded is the compile's, not the break's, and is left out. Only the graphs
+    # of frames with a graph break pay for this (a clock read and a thread-local store).
     def call(graph, inputs):
-        kwargs = getattr(graph, "fx_kwargs", None) or {}
-        if kwargs.get("is_backward"):
-            token = _core._begin(EVENTS["compiled_graph_backward"], "torch")
-            try:
+        frame, resume, breaks, backward = (getattr(graph, "_gpuprobe_run", None) or
+                                           _graph_run(graph))
+        if not (resume or breaks):  # no graph break before or after this graph
+            with _BACKWARD if backward else _FORWARD:
                 return original(graph, inputs)
-            finally:
-                _core._end(token)
-        frame = getattr(graph, "_gpuprobe_frame", None)
-        last = getattr(_last_forward, "run", None)
-        if (last is not None and frame is not None and _resume_frames.get(frame) and
-                last[0] is not None and last[0] < frame and last[2] == _compiles_recorded[0]):
-            _core._range_at(EVENTS["graph_break_eager"], "torch", last[1], time.time_ns())
-        token = _core._begin(EVENTS["compiled_graph_forward"], "torch")
+        if resume:
+            last = getattr(_last_forward, "run", None)
+            if last is not None and last[0] < frame and last[2] == _compiles_recorded[0]:
+                _core._range_at(EVENTS["graph_break_eager"], "torch", last[1], time.time_ns())
         try:
-            return original(graph, inputs)
+            with _FORWARD:
+                return original(graph, inputs)
         finally:
-            _core._end(token)
             _last_forward.run = (frame, time.time_ns(), _compiles_recorded[0])
 
     return call
+
+
+def graph_break_mark(reason, where):
+    """The mark of one graph break: "graph break: <cause> [in <where>]"."""
+    return EVENTS["graph_break"] + graph_break_summary(reason) + (f" [in {where}]" if where else "")
+
+
+def mark_compile(m, out, with_range=True):
+    """Writes through `out` what one compile's metrics say — Dynamo's CompilationMetrics, or the
+    same fields of the structured trace's compilation_metrics record: the compile's range (when
+    `with_range` and they carry its span), "recompile <id>: <guard>", a "compile restart" per
+    analysis Dynamo began again and "eager fallback" when the compile failed — at the compile's
+    start. Returns (the range's seconds, [{"compile_id", "reason"}] restarts, the fallback's
+    {"compile_id", "frame", "error"} or None)."""
+    compile_id = str(getattr(m, "compile_id", ""))
+    frame = _frame_id(compile_id)
+    if out is _core:  # this process's compiles, for its graph runs (not a replayed log's)
+        if frame is not None:
+            _frames[frame] = (str(getattr(m, "co_name", "")).startswith(_RESUME_PREFIX),
+                              bool(getattr(m, "num_graph_breaks", 0) or
+                                   getattr(m, "restart_reasons", None)))
+        _compiles_recorded[0] += 1
+    span = _metric_span_ns(m)
+    seconds = 0.0
+    if with_range and span is not None:
+        out._range_at((EVENTS["compile"] + compile_id).strip(), "compile", span[0], span[1])
+        seconds = (span[1] - span[0]) / 1e9
+    at = span[0] if span is not None else time.time_ns()
+    reason = getattr(m, "recompile_reason", None)
+    if reason:
+        out._instant_at(f"{EVENTS['recompile']}{compile_id}: {reason}"[:400], "compile", at)
+    restarts = []
+    for restart in getattr(m, "restart_reasons", None) or ():
+        summary = graph_break_summary(restart)
+        restarts.append({"compile_id": compile_id, "reason": summary})
+        out._instant_at(f"{EVENTS['restart']}{compile_id}: {summary}"[:400], "compile", at)
+    fallback = None
+    fail_type = getattr(m, "fail_type", None)
+    if fail_type:
+        error = f"{fail_type}: {getattr(m, 'fail_reason', '') or ''}".strip()
+        error = " ".join(error.split())[:300]
+        fallback = {"compile_id": compile_id, "frame": _frame_of(m), "error": error}
+        out._instant_at(f"{EVENTS['eager_fallback']}{compile_id}: {_frame_of(m) or '?'}: {error}",
+                        "compile", at)
+    return seconds, restarts, fallback
 
 
 _metrics_exit = _Patch(
@@ -359,30 +419,11 @@ class CompileWatcher:
 
     def _record_compile(self, m):
         self._metrics.append(m)
-        compile_id = str(getattr(m, "compile_id", ""))
-        frame = _frame_id(compile_id)
-        if frame is not None:
-            _resume_frames[frame] = str(getattr(m, "co_name", "")).startswith(_RESUME_PREFIX)
-        _compiles_recorded[0] += 1
-        span = _metric_span_ns(m)
-        if self._spans_from_metrics and span is not None:
-            _core._range_at((EVENTS["compile"] + compile_id).strip(), "compile", span[0], span[1])
-            self._compile_seconds += (span[1] - span[0]) / 1e9
-        at = span[0] if span is not None else time.time_ns()
-        reason = getattr(m, "recompile_reason", None)
-        if reason:
-            _core._instant_at(f"{EVENTS['recompile']}{compile_id}: {reason}"[:400], "compile", at)
-        for restart in getattr(m, "restart_reasons", None) or ():
-            reason = graph_break_summary(restart)
-            self._restarts.append({"compile_id": compile_id, "reason": reason})
-            _core._instant_at(f"{EVENTS['restart']}{compile_id}: {reason}"[:400], "compile", at)
-        fail_type = getattr(m, "fail_type", None)
-        if fail_type:
-            error = f"{fail_type}: {getattr(m, 'fail_reason', '') or ''}".strip()
-            error = " ".join(error.split())[:300]
-            self._fallbacks.append({"compile_id": compile_id, "frame": _frame_of(m), "error": error})
-            _core._instant_at(f"{EVENTS['eager_fallback']}{compile_id}: {_frame_of(m) or '?'}: {error}",
-                              "compile", at)
+        seconds, restarts, fallback = mark_compile(m, _core, self._spans_from_metrics)
+        self._compile_seconds += seconds
+        self._restarts += restarts
+        if fallback is not None:
+            self._fallbacks.append(fallback)
 
     def _mark_graph_breaks(self, frame, at_ns):
         # One mark per occurrence Dynamo counted (its counter per reason), at the compile that
@@ -397,10 +438,9 @@ class CompileWatcher:
             if new <= 0:
                 continue
             self._marked_breaks[reason] = count
-            cause = EVENTS["graph_break"] + graph_break_summary(reason)
             for _ in range(min(new, 10000)):
                 where = (sites.take(reason) if sites is not None else "") or frame
-                _core._instant_at(cause + (f" [in {where}]" if where else ""), "compile", at)
+                _core._instant_at(graph_break_mark(reason, where), "compile", at)
 
     def _delta(self, group, now):
         before = self._baseline.get(group, {})

@@ -16,7 +16,6 @@ Per compile id in ``phases``; totals as counters "compile phase seconds: <group>
 import json
 import threading
 
-from gpuprobe import _core
 from gpuprobe.torch._common import EVENTS
 from gpuprobe.torch.structured_trace import Reader, compile_id
 
@@ -71,7 +70,7 @@ class CompilePhases(Reader):
         length = max(ns - begin, 0)
         if stack:
             stack[-1][3] += length
-        _core._range_at(EVENTS["compile_phase"] + name, "compile", begin, begin + length)
+        self.out._range_at(EVENTS["compile_phase"] + name, "compile", begin, begin + length)
         group = GROUPS[name]
         own = max(length - inner, 0) / 1e9
         key = cid or (stack[0][2] if stack else "")
@@ -84,4 +83,4 @@ class CompilePhases(Reader):
             totals = dict(self._totals) if name == "entire_frame_compile" else None
         if totals is not None:  # a frame's compile is over: the totals so far
             for g, seconds in totals.items():
-                _core.counter(EVENTS["compile_phase_seconds"] + g, seconds, "compile")
+                self.out.counter(EVENTS["compile_phase_seconds"] + g, seconds, "compile")

@@ -6,7 +6,6 @@ and the compile that made it; `cpp_fused_...` on the CPU. One instant per module
 <id>: <path>: <kernel>, <kernel>, ...", and an entry of ``modules``."""
 import re
 
-from gpuprobe import _core
 from gpuprobe.torch._common import EVENTS
 from gpuprobe.torch.structured_trace import Reader, compile_id
 
@@ -31,4 +30,4 @@ class GeneratedCode(Reader):
         names = [k for k, _ in kernels]
         listed = ", ".join(names[:_MAX_NAMED]) + (
             f", and {len(names) - _MAX_NAMED} more" if len(names) > _MAX_NAMED else "")
-        _core.instant(f"{EVENTS['generated_code']}{cid}: {path}: {listed}"[:2000], "compile")
+        self.out.instant(f"{EVENTS['generated_code']}{cid}: {path}: {listed}"[:2000], "compile")

@@ -6,6 +6,8 @@ is at DEBUG (TORCH_TRACE sets that itself), which makes torch format its artifac
 compile time, never the compiled code's runs."""
 import logging
 
+from gpuprobe import _core
+
 _raised = {}  # logger -> its level before gpuprobe's first handler raised it
 _attached = {}  # logger -> gpuprobe handlers on it
 
@@ -34,11 +36,18 @@ def compile_id(metadata):
 
 class Reader(logging.Handler):
     """A handler on the structured trace: `record(metadata, payload_text)` for each record, any
-    exception kept out of torch's compile."""
+    exception kept out of torch's compile. It writes what it finds through ``out``: the
+    recording session (gpuprobe._core) in process, or, where a TORCH_TRACE log recorded without
+    gpuprobe is replayed (torch_trace.py, `log` None), an object with the same functions that
+    keeps the events at the log's own times."""
+
+    out = _core
 
     def __init__(self, log):
         super().__init__(logging.DEBUG)
         self._log = log
+        if log is None:
+            return
         log.addHandler(self)
         _attached[log] = _attached.get(log, 0) + 1
         if log not in _raised and not log.isEnabledFor(logging.DEBUG):
@@ -57,6 +66,8 @@ class Reader(logging.Handler):
         raise NotImplementedError
 
     def close(self):
+        if self._log is None:
+            return super().close()
         self._log.removeHandler(self)
         _attached[self._log] -= 1
         if _attached[self._log] == 0 and self._log in _raised:
