@@ -18,42 +18,16 @@ import pytest
 
 pytest.importorskip("torch")
 
+from compile_workload import record_both  # noqa: E402
+
 BUILD = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build"))
 TLPARSE = shutil.which("tlparse") or shutil.which("tlparse", path=str(pathlib.Path(sys.executable).parent))
 pytestmark = pytest.mark.skipif(TLPARSE is None, reason="skipped: tlparse is not installed (pip install tlparse)")
 
-PROGRAM = r'''
-import sys
-import torch
-import gpuprobe
-import gpuprobe.torch as gt
-
-def body(x):
-    y = torch.sin(x) * 2
-    print("graph break")  # each compile of this frame traces the break again
-    return y + 1
-
-watcher = gt.watch_compile()
-with gpuprobe.Session(f"chrome={sys.argv[1]}"):
-    f = torch.compile(body, dynamic=False)
-    for n in (8, 16, 16, 8):
-        f(torch.ones(n, 4))
-    f(torch.ones(8, 4, dtype=torch.float64))
-    torch._dynamo.reset()  # the same graphs compiled again: the caches hit
-    g = torch.compile(body, dynamic=False)
-    g(torch.ones(8, 4))
-watcher.close()
-'''
-
-
 @pytest.fixture(scope="module")
 def both(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("tlparse")
-    trace = tmp / "trace.json"
-    env = dict(os.environ, TORCH_TRACE=str(tmp / "torch_trace"),
-               TORCHINDUCTOR_CACHE_DIR=str(tmp / "inductor"))
-    subprocess.run([sys.executable, "-c", PROGRAM, str(trace)], env=env, check=True,
-                   capture_output=True, text=True)
+    trace, _ = record_both(tmp)
     (log,) = (tmp / "torch_trace").glob("*.log")
     subprocess.run([TLPARSE, str(log), "-o", str(tmp / "tl"), "--no-browser", "--overwrite"],
                    check=True, capture_output=True, text=True)

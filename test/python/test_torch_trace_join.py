@@ -6,45 +6,20 @@ after `torch._dynamo.reset()`. The trace less everything the watcher wrote is wh
 without it has; that trace joined to the log must report what the watcher's trace reports:
 the compiles and their time, the recompiles with their guards, the restarts, the graph breaks
 with their line of user code, each cache layer's outcome with the key components that changed,
-the phases and the generated code."""
+the phases and the generated code. The workload: compile_workload.py."""
 import json
 import os
 import pathlib
 import subprocess
-import sys
 
 import pytest
 
 pytest.importorskip("torch")
 
+from compile_workload import record_both  # noqa: E402
 from gpuprobe.torch import torch_trace  # noqa: E402
 
 CLI = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build")) / "gpuprobe"
-
-PROGRAM = r'''
-import sys
-import torch
-import gpuprobe
-import gpuprobe.torch as gt
-
-def body(x):
-    y = torch.sin(x) * 2
-    print("graph break")  # each compile of this frame traces the break again
-    return y + 1
-
-watcher = gt.watch_compile()
-with gpuprobe.Session(f"chrome={sys.argv[1]}"):
-    f = torch.compile(body, dynamic=False)
-    for n in (8, 16, 16, 8):
-        with gpuprobe.range("request"):
-            f(torch.ones(n, 4))
-    f(torch.ones(8, 4, dtype=torch.float64))
-    torch._dynamo.reset()  # the same graphs compiled again: the caches hit
-    g = torch.compile(body, dynamic=False)
-    g(torch.ones(8, 4))
-watcher.close()
-'''
-
 
 def compile_section(path):
     out = subprocess.run([str(CLI), "report", str(path), "--json"], check=True,
@@ -55,11 +30,7 @@ def compile_section(path):
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("torch_trace")
-    watched = tmp / "watched.json"
-    env = dict(os.environ, TORCH_TRACE=str(tmp / "torch_trace"),
-               TORCHINDUCTOR_CACHE_DIR=str(tmp / "inductor"))
-    subprocess.run([sys.executable, "-c", PROGRAM, str(watched)], env=env, check=True,
-                   capture_output=True, text=True)
+    watched, _ = record_both(tmp)
     # What a program without watch_compile() records: its own ranges, none of the watcher's.
     data = json.loads(watched.read_text())
     data["traceEvents"] = [
