@@ -166,12 +166,13 @@ python_tests() {
   fi
   install_package
   PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu python3 -m pytest -q -rsP -p no:logging \
-    -p no:cacheprovider test/python/test_torch_cuda.py test/python/test_python_api.py \
+    -p no:cacheprovider ${GPU_PYTESTS:-test/python/test_torch_cuda.py test/python/test_python_api.py \
     test/python/test_torch_integration.py test/python/test_compile_accounting.py \
     test/python/test_waiting_and_blocked.py test/python/test_compare_per_module.py \
-    test/python/test_triton_compile.py test/python/test_compare_modes.py 2>&1 | tee "$out/pytest.log" | tail -15
+    test/python/test_triton_compile.py test/python/test_compare_modes.py} 2>&1 | tee "$out/pytest.log" | tail -15
 }
-# python: only the Python tests on the GPU (and, with INPROCESS=1, the in-process cost benchmark).
+# python: only the Python tests on the GPU (GPU_PYTESTS: other test files; with INPROCESS=1, the
+# in-process cost benchmark).
 if [ "$part" = python ]; then
   python_tests
   [ -n "${INPROCESS:-}" ] && PYTHONPATH="$pkg" timeout "${INPROCESS_TIMEOUT:-300}" python3 bench/python/always_on_cost.py \
