@@ -20,6 +20,8 @@ from compile_workload import record_both  # noqa: E402
 from gpuprobe.torch import torch_trace  # noqa: E402
 
 CLI = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build")) / "gpuprobe"
+# The join converts with the gpuprobe command: this build's, wherever the package was installed.
+os.environ.setdefault("GPUPROBE_CLI", str(CLI))
 
 def compile_section(path):
     out = subprocess.run([str(CLI), "report", str(path), "--json"], check=True,
@@ -92,7 +94,6 @@ def test_python_report_takes_the_log(run):
     import gpuprobe
 
     tmp, watched, bare = run
-    os.environ.setdefault("GPUPROBE_CLI", str(CLI))
     report = gpuprobe.report(bare, torch_trace=tmp / "torch_trace")
     assert report["compile"]["compiles"] == compile_section(watched)["compiles"]
 
