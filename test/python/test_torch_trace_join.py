@@ -20,8 +20,6 @@ from compile_workload import record_both  # noqa: E402
 from gpuprobe.torch import torch_trace  # noqa: E402
 
 CLI = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build")) / "gpuprobe"
-# The join converts with the gpuprobe command: this build's, wherever the package was installed.
-os.environ.setdefault("GPUPROBE_CLI", str(CLI))
 
 def compile_section(path):
     out = subprocess.run([str(CLI), "report", str(path), "--json"], check=True,
@@ -42,7 +40,16 @@ def run(tmp_path_factory):
     assert any(e.get("name") == "request" for e in data["traceEvents"])
     bare = tmp / "bare.json"
     bare.write_text(json.dumps(data))
-    return tmp, watched, bare
+    # The join converts with the gpuprobe command: this build's, wherever the package went.
+    before = os.environ.get("GPUPROBE_CLI")
+    os.environ["GPUPROBE_CLI"] = str(CLI)
+    try:
+        yield tmp, watched, bare
+    finally:
+        if before is None:
+            del os.environ["GPUPROBE_CLI"]
+        else:
+            os.environ["GPUPROBE_CLI"] = before
 
 
 def test_the_joined_log_reports_what_the_watcher_reports(run):
