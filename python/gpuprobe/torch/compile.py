@@ -173,6 +173,8 @@ def _tag_graphs(original):
             from torch._guards import CompileContext
 
             graph._gpuprobe_frame = getattr(CompileContext.current_compile_id(), "frame_id", None)
+            # What an earlier run worked out (a graph loaded from a cache may carry it) is stale.
+            vars(graph).pop("_gpuprobe_run", None)
         except Exception:  # never into torch's compile
             pass
         return result
