@@ -52,11 +52,12 @@ def run(tmp_path_factory):
             os.environ["GPUPROBE_CLI"] = before
 
 
-def test_the_joined_log_reports_what_the_watcher_reports(run):
+def test_the_joined_log_reports_what_the_watcher_reports(run, capsys):
     tmp, watched, bare = run
     joined = tmp / "joined.json"
     assert torch_trace.main([str(tmp / "torch_trace"), "--join", str(bare), "-o",
                              str(joined)]) == 0
+    assert "within the trace's span" not in capsys.readouterr().err
     want, got = compile_section(watched), compile_section(joined)
     assert compile_section(bare)["compiles"] == 0
     assert got["compiles"] == want["compiles"] >= 6
@@ -103,6 +104,17 @@ def test_python_report_takes_the_log(run):
     tmp, watched, bare = run
     report = gpuprobe.report(bare, torch_trace=tmp / "torch_trace")
     assert report["compile"]["compiles"] == compile_section(watched)["compiles"]
+
+
+def test_a_log_of_another_run_is_said(run, tmp_path, capsys):
+    tmp, watched, bare = run
+    data = json.loads(bare.read_text())
+    data["baseTimeNanoseconds"] = int(data.get("baseTimeNanoseconds", 0)) + 24 * 3600 * 10**9
+    later = tmp_path / "later.json"
+    later.write_text(json.dumps(data))
+    assert torch_trace.main([str(tmp / "torch_trace"), "--join", str(later), "-o",
+                             str(tmp_path / "j.json")]) == 0
+    assert "none of the" in capsys.readouterr().err
 
 
 def test_a_missing_or_damaged_log_is_one_clear_error(run, tmp_path, capsys):

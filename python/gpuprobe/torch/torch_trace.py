@@ -179,7 +179,8 @@ def _load_chrome(trace, cli):
 def join(trace, torch_trace, out, cli=None):
     """Writes to `out` (Chrome JSON) the trace `trace` (any format gpuprobe reads) with the
     compile events of the TORCH_TRACE log or directory `torch_trace` placed at their times.
-    Returns (how many events were joined, how many damaged records were skipped)."""
+    Returns (how many events were joined, how many damaged records were skipped, whether
+    none of them falls within the trace's events' span: a log and a trace of different runs)."""
     if cli is None:
         from gpuprobe._report import cli as find_cli
 
@@ -190,14 +191,19 @@ def join(trace, torch_trace, out, cli=None):
     pid = next((e.get("pid") for e in events if e.get("ph") != "M" and "pid" in e), 0)
     damaged = [0]
     joined = read(torch_trace, damaged)
+    timed = [e for e in events if e.get("ph") != "M" and "ts" in e]
+    first = min((e["ts"] for e in timed), default=None)
+    last = max((e["ts"] + e.get("dur", 0) for e in timed), default=None)
+    inside = 0
     for e in joined:
         e = dict(e)
         e["ts"] = (e.pop("wall_ns") - base_ns) / 1e3
         e["pid"] = pid
+        inside += first is not None and first <= e["ts"] <= last
         events.append(e)
     with open(out, "w", encoding="utf-8") as f:
         json.dump(data, f)
-    return len(joined), damaged[0]
+    return len(joined), damaged[0], bool(joined) and inside == 0
 
 
 def main(argv=None):
@@ -212,12 +218,15 @@ def main(argv=None):
                         help="the joined trace (Chrome JSON)")
     args = parser.parse_args(argv)
     try:
-        n, damaged = join(args.join, args.torch_trace, args.output)
+        n, damaged, apart = join(args.join, args.torch_trace, args.output)
     except (OSError, RuntimeError) as e:
         print(f"gpuprobe: {e}", file=sys.stderr)
         return 1
     print(f"{args.output}: {n} compile events from {args.torch_trace} joined to {args.join}" +
           (f"; {damaged} damaged records skipped" if damaged else ""))
+    if apart:
+        print(f"gpuprobe: none of the {n} compile events falls within the trace's span: are the "
+              f"log and the trace of the same run?", file=sys.stderr)
     return 0
 
 
