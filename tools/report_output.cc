@@ -300,16 +300,12 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
     for (const auto& [reason, n] : c.graph_breaks)
       std::fprintf(o, "    %llux %s\n", static_cast<unsigned long long>(n), reason.c_str());
     if (const analysis::CompileResult::BreakCost& b = c.break_cost; b.returns > 0) {
-      const double overhead = static_cast<double>(b.overhead_ns) * 1e-6;
       std::fprintf(o,
                    "  graph breaks at run time: T_overhead = N_break x T_fallback = %llu x %.3f ms "
                    "= %.3f ms of eager code between compiled graphs (median %.3f ms; %.1f%% of "
                    "the compiled code's time with it)\n",
-                   static_cast<unsigned long long>(b.returns),
-                   overhead / static_cast<double>(b.returns), overhead,
-                   static_cast<double>(b.median_ns) * 1e-6,
-                   100.0 * static_cast<double>(b.overhead_ns) /
-                       static_cast<double>(b.overhead_ns + c.run_ns));
+                   static_cast<unsigned long long>(b.returns), b.fallback_ms, ms(b.overhead_ns),
+                   ms(b.median_ns), 100.0 * b.share);
     }
   }
   if (const analysis::CompileResult::Jax& jax = r.compile.jax;

@@ -180,8 +180,6 @@ void Compile::add(const ReportEvent& r) {
   }
   if (e.type != EventType::kRange || r.row == nullptr) return;  // CPU ranges only
   if (std::strcmp(e.site->name, te::kGraphBreakEager) == 0) {
-    ++c.break_cost.returns;
-    c.break_cost.overhead_ns += r.end_ns - r.begin_ns;
     break_eager_ns_.push_back(r.end_ns - r.begin_ns);
   } else if (is_frame_compile(*e.site)) {
     ++c.compiles;
@@ -213,13 +211,18 @@ void Compile::finish(const TraceContext& trace) {
   }
   const Runs& runs = runs_[1].count > 0 ? runs_[1] : runs_[2];
   CompileResult& c = result_;
-  if (!break_eager_ns_.empty()) {
-    const auto middle = break_eager_ns_.begin() + break_eager_ns_.size() / 2;
-    std::nth_element(break_eager_ns_.begin(), middle, break_eager_ns_.end());
-    c.break_cost.median_ns = *middle;
-  }
   c.runs = runs.count;
   c.run_ns = runs.ns;
+  if (CompileResult::BreakCost& b = c.break_cost; !break_eager_ns_.empty()) {
+    b.returns = break_eager_ns_.size();
+    for (const std::int64_t ns : break_eager_ns_) b.overhead_ns += ns;
+    const auto middle = break_eager_ns_.begin() + break_eager_ns_.size() / 2;
+    std::nth_element(break_eager_ns_.begin(), middle, break_eager_ns_.end());
+    b.median_ns = *middle;
+    b.fallback_ms = ms(b.overhead_ns) / static_cast<double>(b.returns);
+    if (b.overhead_ns > 0)
+      b.share = static_cast<double>(b.overhead_ns) / static_cast<double>(b.overhead_ns + c.run_ns);
+  }
   // Their share of the time outside compiles (--steps narrows it to steady-state steps).
   c.base_ns = std::max<std::int64_t>(trace.end_ns - trace.start_ns - c.compile_ns, 0);
   if (c.runs > 0) {
@@ -257,14 +260,10 @@ void Compile::write_json(const TraceContext&, nlohmann::json* report) const {
   j["graph_break_cost"] = {
       {"returns_to_eager", b.returns},
       {"t_overhead_ms", ms(b.overhead_ns)},
-      {"t_fallback_ms",
-       b.returns > 0 ? json(ms(b.overhead_ns) / static_cast<double>(b.returns)) : json(nullptr)},
+      {"t_fallback_ms", b.returns > 0 ? json(b.fallback_ms) : json(nullptr)},
       {"median_ms", b.returns > 0 ? json(ms(b.median_ns)) : json(nullptr)},
       // of the compiled code's time with the eager code between its graphs
-      {"share_of_compiled_code", b.overhead_ns > 0
-                                     ? json(static_cast<double>(b.overhead_ns) /
-                                            static_cast<double>(b.overhead_ns + c.run_ns))
-                                     : json(nullptr)}};
+      {"share_of_compiled_code", b.overhead_ns > 0 ? json(b.share) : json(nullptr)}};
   j["cache_layers"] = layers;
   j["phase_seconds"] = c.phase_seconds;
   json generated = json::array();

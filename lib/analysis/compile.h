@@ -34,10 +34,12 @@ struct CompileResult {
   std::map<std::string, std::uint64_t> graph_breaks;  // reason -> count
   // What graph breaks cost at run time, from gpuprobe.torch's "eager after graph break" ranges
   // (the eager code between a break's two graphs): returns to eager N_break, their time
-  // T_overhead = N_break x T_fallback (T_fallback their mean), and their median.
+  // T_overhead = N_break x T_fallback (T_fallback their mean), their median, and T_overhead's
+  // share of the compiled code's time with it; derived at finish().
   struct BreakCost {
     std::uint64_t returns = 0;
     std::int64_t overhead_ns = 0, median_ns = 0;
+    double fallback_ms = 0, share = 0;
   } break_cost;
   // Per cache layer ("FX graph", "AOTAutograd"), from gpuprobe.torch's structured-trace marks.
   struct CacheLayer {

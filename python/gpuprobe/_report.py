@@ -77,25 +77,20 @@ def report(path, torch_trace=None, **options):
     `gpuprobe report`: limit, sort, steps, latency, threshold_ms, straggler_ratio.
     `torch_trace`: a TORCH_TRACE directory (or log) recorded without gpuprobe.torch, joined to
     the trace by time first (gpuprobe.torch.torch_trace) for the compile section."""
-    joined_dir = None
-    if torch_trace is not None:
-        from gpuprobe.torch.torch_trace import join
-
-        joined_dir = tempfile.mkdtemp(prefix="gpuprobe-joined-")
-        joined = os.path.join(joined_dir, "joined.json")
-        try:
-            join(path, torch_trace, joined, cli=cli())
-        except BaseException:
-            shutil.rmtree(joined_dir, ignore_errors=True)
-            raise
-        path = joined
-    args = [str(path)]
-    for name, value in options.items():
-        if name not in _OPTIONS:
-            raise TypeError(f"report() got an unknown option {name!r} "
-                            f"(options: {', '.join(_OPTIONS)})")
-        args += [_OPTIONS[name], str(value)]
+    joined_dir = tempfile.mkdtemp(prefix="gpuprobe-joined-") if torch_trace is not None else None
     try:
+        if joined_dir is not None:
+            from gpuprobe.torch.torch_trace import join
+
+            joined = os.path.join(joined_dir, "joined.json")
+            join(path, torch_trace, joined, cli=cli())
+            path = joined
+        args = [str(path)]
+        for name, value in options.items():
+            if name not in _OPTIONS:
+                raise TypeError(f"report() got an unknown option {name!r} "
+                                f"(options: {', '.join(_OPTIONS)})")
+            args += [_OPTIONS[name], str(value)]
         result = Report(json.loads(_run(args + ["--json"])), args)
     except BaseException:
         if joined_dir is not None:

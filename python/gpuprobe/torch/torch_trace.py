@@ -124,10 +124,11 @@ def read(path, damaged=None):
     A record that cannot be what torch wrote (a cut or damaged log) is skipped, and counted in
     `damaged` (a one-element list) when given."""
     out = _Events()
-    readers = [CacheKeys(None), CompilePhases(None), GeneratedCode(None)]
+    cache_keys = CacheKeys(None)
+    readers = [cache_keys, CompilePhases(None), GeneratedCode(None)]
     for reader in readers:
         reader.out = out
-    hits = misses = graph_ops = 0
+    graph_ops = 0
     for metadata, payload, ns, thread in records(path):
         out.now, out.thread = ns, thread
         try:
@@ -141,15 +142,14 @@ def read(path, damaged=None):
         name = artifact.get("name") if isinstance(artifact, dict) else None
         if name == "dynamo_graph_break_reason":
             out.instant(graph_break_mark(_graph_break_reason(payload), site(payload)), "compile")
-        elif name in ("fx_graph_cache_hit", "aotautograd_cache_hit"):
-            hits += 1
-        elif name in ("fx_graph_cache_miss", "aotautograd_cache_miss"):
-            misses += 1
         metrics = metadata.get("compilation_metrics")
         if isinstance(metrics, dict):
             mark_compile(types.SimpleNamespace(**metrics), out)
             graph_ops += metrics.get("graph_op_count") or 0
-            # Totals so far, as the watcher writes them after each compile.
+            # Totals so far, as the watcher writes them after each compile (FX graph and
+            # AOTAutograd hits and misses together, as Dynamo's counters give them).
+            outcomes = [e["outcome"] for e in cache_keys.events]
+            hits, misses = outcomes.count("hit"), outcomes.count("miss")
             for counter, value in ((EVENTS["cache_hits"], hits), (EVENTS["cache_misses"], misses),
                                    (EVENTS["graph_ops"], graph_ops)):
                 out.counter(counter, value, "compile")
