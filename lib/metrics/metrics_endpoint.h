@@ -55,6 +55,7 @@ class MetricsEndpoint : public Sink {
   MetricValues published_;
   const CivetwebApi* api_ = nullptr;
   mg_context* server_ = nullptr;
+  std::string host_;  // as configured: "127.0.0.1", "0.0.0.0", "[::1]"
   int port_ = 0;
 };
 

@@ -357,6 +357,13 @@ std::uint64_t begin_range(const std::string& name, const std::string& category) 
   return id;
 }
 
+// A stop drains the rings, writes the outputs and joins gpuprobe's threads: other Python threads
+// (a server's request handlers) run meanwhile.
+Status stop_without_gil(Session& s) {
+  py::gil_scoped_release release;
+  return s.stop();
+}
+
 py::dict stats_dict(const Stats& s) {
   py::dict d;
   d["written"] = s.written;
@@ -439,7 +446,7 @@ PYBIND11_MODULE(_core, m) {
           "__enter__", [](Session& s) -> Session& { return s; }, py::return_value_policy::reference)
       .def("__exit__",
            [](Session& s, py::args) {
-             const Status st = s.stop();
+             const Status st = stop_without_gil(s);
              if (!st.ok()) throw std::runtime_error(st.message());
              return false;
            })
@@ -447,7 +454,7 @@ PYBIND11_MODULE(_core, m) {
       .def(
           "stop",
           [](Session& s) {
-            const Status st = s.stop();
+            const Status st = stop_without_gil(s);
             if (!st.ok()) throw std::runtime_error(st.message());
           },
           "Stops recording and writes the outputs; raises RuntimeError if an output failed.")
