@@ -238,7 +238,15 @@ void FlightRecorder::run() {
       }
     }
     if (stopping_ && jobs_.empty()) return;
-    jobs_cv_.wait_for(lock, std::chrono::milliseconds(50));
+    // A new job and the stop notify. A queued dump waits for the end of its time after (and a
+    // drain past it); a signal trigger's flag, set by a handler that cannot notify, is looked
+    // at every 50 ms. With neither, the thread sleeps until there is work: an always-on
+    // session's idle recorder does not wake 20 times a second.
+    if (signal_ != 0 || !jobs_.empty()) {
+      jobs_cv_.wait_for(lock, std::chrono::milliseconds(50));
+    } else {
+      jobs_cv_.wait(lock);
+    }
   }
 }
 
