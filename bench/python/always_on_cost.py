@@ -8,7 +8,10 @@ request) called in a closed loop, slice by slice, with gpuprobe
     always-on      the README's production config as a Session — metrics=, flight=60, dump=, a
                    P99 trigger too high to fire — with gpuprobe.watch_gc() and
                    gpuprobe.torch.watch_compile(), the request's range gpuprobe.range
+    always-on-nvtx-off  the same with the session's nvtx=off
     session+range  the same session and range, without the two watchers
+    session        the session alone (its threads running, nothing recorded by the loop)
+    range+watchers the range and the two watchers with no session (their Python side only)
     always-on+cupti, always-on+between-bursts (GPU): inside a GPU burst and between two
 
 each round in an order rotated and reversed every round, every slice after a short untimed warm
@@ -89,35 +92,39 @@ def closed_loop(service, seconds, batch, seq, times=None):
     return n
 
 
-# Each arm's session config; None: no gpuprobe at all.
+# Each arm: (its session's config or None for no session, whether the request's range is
+# gpuprobe.range, whether gpuprobe.watch_gc() and gpuprobe.torch.watch_compile() are on).
 ARMS = {
-    "off": None,
-    "off-again": None,
-    "always-on": ALWAYS_ON,
-    # the session and the request's range without gpuprobe.torch's and the GC watcher
-    "session+range": ALWAYS_ON,
+    "off": (None, False, False),
+    "off-again": (None, False, False),
+    "always-on": (ALWAYS_ON, True, True),
+    # the same without NVTX: gpuprobe's ranges not handed to an NVTX tool (CUPTI, Nsight)
+    "always-on-nvtx-off": (ALWAYS_ON + ",nvtx=off", True, True),
+    # parts of always-on, to take a cost apart: the session and the range without the two
+    # watchers; the session alone (its threads, nothing recorded by the loop); the range and the
+    # watchers with no session (their Python-side cost, nothing recorded)
+    "session+range": (ALWAYS_ON, True, False),
+    "session": (ALWAYS_ON, False, False),
+    "range+watchers": (None, True, True),
     # GPU activity recorded throughout: what the program pays inside a burst
-    "always-on+cupti": ALWAYS_ON + ",cupti=all",
+    "always-on+cupti": (ALWAYS_ON + ",cupti=all", True, True),
     # gpu_burst= with the session's first burst (50 ms, at its start) and its release inside the
     # untimed warm start: the timed slice is what the program pays between bursts
-    "always-on+between-bursts": ALWAYS_ON + ",cupti=all,gpu_burst=50ms/60s",
+    "always-on+between-bursts": (ALWAYS_ON + ",cupti=all,gpu_burst=50ms/60s", True, True),
 }
 BURST_ON_S, BURST_EVERY_S = 1.0, 60.0  # the README's production burst: 1 s in every 60
 
 
 @contextlib.contextmanager
 def arm(name, service, dumps):
+    config, with_range, watchers = ARMS[name]
     off = lambda _name: contextlib.nullcontext()  # noqa: E731
-    if ARMS[name] is None:
-        service.range = off
-        yield
-        return
-    session = gpuprobe.Session(ARMS[name].format(port=free_port(), dumps=dumps))
-    watchers = name != "session+range"
+    session = (gpuprobe.Session(config.format(port=free_port(), dumps=dumps))
+               if config is not None else None)
     if watchers:
         gpuprobe.watch_gc()
         watcher = gpuprobe.torch.watch_compile()
-    service.range = gpuprobe.range
+    service.range = gpuprobe.range if with_range else off
     try:
         yield
     finally:
@@ -125,7 +132,8 @@ def arm(name, service, dumps):
         if watchers:
             watcher.close()
             gpuprobe.unwatch_gc()
-        session.stop()
+        if session is not None:
+            session.stop()
 
 
 def slice_stats(times):
@@ -187,6 +195,7 @@ def main():
         counts = {n: [] for n in names}
         lower_quartiles = {n: [] for n in names}
         stalls = {n: [] for n in names}
+        slices = []  # every slice, for a look at what moves them (--json)
         own_ns, own_wall = 0, 0.0  # gpuprobe's threads' CPU time in the always-on slices
         began = time.monotonic()
         for r in range(args.rounds):
@@ -204,7 +213,9 @@ def main():
                 with arm(name, service, os.path.join(work, "dumps")):
                     closed_loop(service, args.warm, args.batch, args.seq)
                     before, start = own_threads_cpu_ns(), time.perf_counter()
+                    at, cpu = time.time(), time.thread_time()
                     closed_loop(service, args.slice, args.batch, args.seq, times)
+                    cpu = (time.thread_time() - cpu) / (time.perf_counter() - start)
                     if name == "always-on":
                         own_wall += time.perf_counter() - start
                         own_ns += own_threads_cpu_ns() - before
@@ -212,6 +223,10 @@ def main():
                 counts[name].append(n)
                 lower_quartiles[name].append(lower_quartile)
                 stalls[name].append(stalled)
+                slices.append({"arm": name, "round": r, "unix_s": at, "requests": n,
+                               "q1_us": lower_quartile / 1e3,
+                               "median_us": sorted(times)[len(times) // 2] / 1e3,
+                               "serving_thread_cpu_share": cpu})
         dumps = list(pathlib.Path(work, "dumps").glob("gpuprobe_dump_*"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -227,7 +242,7 @@ def main():
           "its median")
     print(f"{'arm':25} {'req/s':>8} {'throughput':>10} {'95% of mean':>15} {'per request':>11} "
           f"{'95% of median':>15} {'stalls':>7}")
-    result = {"args": vars(args), "arms": {}}
+    result = {"args": vars(args), "arms": {}, "slices": slices}
     for name in names:
         throughput = ratio_row(counts[name], counts["off"])
         throughput["pooled"] = sum(counts[name]) / sum(counts["off"])

@@ -5,6 +5,7 @@ interleaved.py): medians and ranges over rounds, and each case's ratio to the em
 manager taken within each round.
 
     python bench/python/range_bench.py [--rounds N] [--json OUT] [--in-asyncio-task]
+                                       [--after-cupti]
 
 With --in-asyncio-task every case runs inside an asyncio task, where gpuprobe looks up the task
 and records on its track.
@@ -38,26 +39,34 @@ def main():
     parser.add_argument("--number", type=int, default=100_000)
     parser.add_argument("--json")
     parser.add_argument("--in-asyncio-task", action="store_true")
+    parser.add_argument("--after-cupti", action="store_true",
+                        help="on a GPU: a session with cupti=all runs first")
     args = parser.parse_args()
     g = {"gpuprobe": gpuprobe, "EmptyContext": EmptyContext, "nullcontext": contextlib.nullcontext,
          "r": gpuprobe.range("y")}
     tmp = tempfile.mkdtemp()
     dropped = []
 
-    @contextlib.contextmanager
-    def recording():
-        # A ring large enough that no use drops; a session per measurement, opened untimed.
-        with gpuprobe.Session(f"perfetto={os.path.join(tmp, 't.pftrace')},ring=4194304") as s:
-            yield
-            dropped.append(s.stats()["dropped"])
+    def recording(extra=""):
+        @contextlib.contextmanager
+        def session():
+            # A ring large enough that no use drops; a session per measurement, opened untimed.
+            config = f"perfetto={os.path.join(tmp, 't.pftrace')},ring=4194304{extra}"
+            with gpuprobe.Session(config) as s:
+                yield
+                dropped.append(s.stats()["dropped"])
+
+        return session
 
     cases = {
         "empty loop body (pass)": ("pass", g, None),
         BASELINE: ("with EmptyContext(): pass", g, None),
         "contextlib.nullcontext()": ("with nullcontext(): pass", g, None),
         "gpuprobe.range, no session": ('with gpuprobe.range("x"): pass', g, None),
-        "gpuprobe.range, recording": ('with gpuprobe.range("x"): pass', g, recording),
-        "gpuprobe.range object reused, recording": ("with r: pass", g, recording),
+        "gpuprobe.range, recording": ('with gpuprobe.range("x"): pass', g, recording()),
+        "gpuprobe.range, recording, nvtx=off": ('with gpuprobe.range("x"): pass', g,
+                                                recording(",nvtx=off")),
+        "gpuprobe.range object reused, recording": ("with r: pass", g, recording()),
     }
     try:
         import torch
@@ -66,6 +75,9 @@ def main():
         cases["torch.profiler.record_function, no profiler"] = (
             'with torch.profiler.record_function("x"): pass', g, None)
         if torch.cuda.is_available():
+            torch.zeros(1, device="cuda")  # a CUDA program's state: the driver, torch's CUPTI
+            if args.after_cupti:  # a session with CUPTI (a GPU burst) before the measurement
+                gpuprobe.Session(f"cupti=all,perfetto={os.path.join(tmp, 'c.pftrace')}").stop()
             cases["torch.cuda.nvtx.range_push/pop"] = (
                 'torch.cuda.nvtx.range_push("x"); torch.cuda.nvtx.range_pop()', g, None)
     except ImportError:

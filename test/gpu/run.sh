@@ -130,7 +130,7 @@ if [ "$part" = production ]; then
   configure
   cmake --build build-gpu --target gpuprobe_cli flight_bench 2>&1 | tail -1
   install_package
-  parts=${PRODUCTION_PARTS:-scenario cost dump}
+  parts=${PRODUCTION_PARTS:-scenario cost dump}  # and: inprocess, range
   echo "== the serving scenario (test/python/test_serving_scenario.py)"
   [[ $parts == *scenario* ]] && PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu timeout 240 python3 -m pytest -q -s -rs \
     -p no:logging -p no:cacheprovider test/python/test_serving_scenario.py 2>&1 |
@@ -140,9 +140,22 @@ if [ "$part" = production ]; then
     --arms none,always-on,always-on+scraper,always-on+dump,always-on+gpu-bursts \
     ${COST_ARGS:-} 2>&1 | grep -v Warning | tee "$out/serving_cost.txt" | tail -12
   echo "== always-on cost in one process (bench/python/always_on_cost.py)"
-  [[ $parts == *inprocess* ]] && PYTHONPATH="$pkg" timeout "${INPROCESS_TIMEOUT:-300}" python3 bench/python/always_on_cost.py \
-    --device cuda --json "$out/always_on_cost.json" ${INPROCESS_ARGS:-} 2>&1 |
-    grep -v "Warning\|^gpuprobe: " | tee "$out/always_on_cost.txt" | tail -14
+  if [[ $parts == *inprocess* ]]; then
+    # the GPU's clocks and power state beside the slices' times (the json's "slices")
+    nvidia-smi --query-gpu=timestamp,pstate,clocks.sm,clocks.mem,power.draw,utilization.gpu \
+      --format=csv,noheader -lms 100 >"$out/gpu_clocks.csv" 2>&1 &
+    smi=$!
+    PYTHONPATH="$pkg" timeout "${INPROCESS_TIMEOUT:-300}" python3 bench/python/always_on_cost.py \
+      --device cuda --json "$out/always_on_cost.json" ${INPROCESS_ARGS:-} 2>&1 |
+      grep -v "Warning\|^gpuprobe: " | tee "$out/always_on_cost.txt" | tail -16
+    kill $smi 2>/dev/null
+  fi
+  if [[ $parts == *range* ]]; then
+    echo "== a Python range's cost, and after a session with CUPTI (bench/python/range_bench.py)"
+    PYTHONPATH="$pkg" python3 bench/python/range_bench.py --rounds 5 2>&1 | tee "$out/range_bench.txt" | tail -11
+    PYTHONPATH="$pkg" python3 bench/python/range_bench.py --rounds 5 --after-cupti 2>&1 |
+      grep -v "^gpuprobe: " | tee "$out/range_bench_after_cupti.txt" | tail -11
+  fi
   echo "== a dump of a full 256 MiB window"
   [[ $parts == *dump* ]] && build-gpu/bench/flight_bench --benchmark_filter=FullWindow 2>&1 | tee "$out/full_window.txt" | tail -3
   exit 0
