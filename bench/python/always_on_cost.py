@@ -137,8 +137,8 @@ def arm(name, service, dumps):
 
 
 def slice_stats(times):
-    """(requests, the 25th percentile of the request times in ns, the share of the slice's time
-    in stalls). A stall is a request over 5x the slice's median — a GC pass, a page fault, the
+    """(requests, the 25th percentile and the median of the request times in ns, the share of the
+    slice's time in stalls). A stall is a request over 5x the slice's median — a GC pass, a page fault, the
     machine taking the core away for a while — which comes in every arm (the A/A arm has them)
     and makes the requests counted per slice vary by 5-15 % on shared machines; the lower
     quartile of the request times moves by under 1 % between slices of the same code, so a cost
@@ -146,7 +146,7 @@ def slice_stats(times):
     ordered = sorted(times)
     median = ordered[len(ordered) // 2]
     stalled = sum(t for t in times if t > 5 * median)
-    return len(times), ordered[len(ordered) // 4], stalled / max(sum(times), 1)
+    return len(times), ordered[len(ordered) // 4], median, stalled / max(sum(times), 1)
 
 
 def ratio_row(values, base):
@@ -219,13 +219,13 @@ def main():
                     if name == "always-on":
                         own_wall += time.perf_counter() - start
                         own_ns += own_threads_cpu_ns() - before
-                n, lower_quartile, stalled = slice_stats(times)
+                n, lower_quartile, median, stalled = slice_stats(times)
                 counts[name].append(n)
                 lower_quartiles[name].append(lower_quartile)
                 stalls[name].append(stalled)
                 slices.append({"arm": name, "round": r, "unix_s": at, "requests": n,
                                "q1_us": lower_quartile / 1e3,
-                               "median_us": sorted(times)[len(times) // 2] / 1e3,
+                               "median_us": median / 1e3,
                                "serving_thread_cpu_share": cpu})
         dumps = list(pathlib.Path(work, "dumps").glob("gpuprobe_dump_*"))
     finally:

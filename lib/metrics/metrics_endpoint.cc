@@ -190,30 +190,34 @@ Status MetricsEndpoint::open(const TraceInfo& info) {
 }
 
 namespace {
+// Where to connect to reach a server listening on `host` ("127.0.0.1", "0.0.0.0", "[::1]"):
+// loopback stands for every interface. False when `host` is no address.
+bool connect_address(const std::string& host, int port, sockaddr_storage* address,
+                     socklen_t* size) {
+  const bool v6 = !host.empty() && host.front() == '[';
+  std::string ip = v6 ? host.substr(1, host.size() - 2) : host;
+  if (ip == "0.0.0.0") ip = "127.0.0.1";
+  if (ip == "::") ip = "::1";
+  *address = {};
+  if (v6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(address);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(static_cast<std::uint16_t>(port));
+    *size = sizeof(*a);
+    return inet_pton(AF_INET6, ip.c_str(), &a->sin6_addr) == 1;
+  }
+  auto* a = reinterpret_cast<sockaddr_in*>(address);
+  a->sin_family = AF_INET;
+  a->sin_port = htons(static_cast<std::uint16_t>(port));
+  *size = sizeof(*a);
+  return inet_pton(AF_INET, ip.c_str(), &a->sin_addr) == 1;
+}
+
 // Opens a connection to the server's listening socket and lets it go. civetweb 1.15 sees
 // mg_stop()'s flag only between polls of that socket, which wait up to 2 s for a connection: a
 // session's stop would hold the program that long. Non-blocking and bounded to 100 ms, so that an
 // accept queue filled by other clients costs the stop nothing more than before.
-void knock(const std::string& host, int port) noexcept {
-  sockaddr_storage address{};
-  socklen_t size = 0;
-  const bool v6 = !host.empty() && host.front() == '[';
-  std::string ip = v6 ? host.substr(1, host.size() - 2) : host;
-  if (ip == "0.0.0.0") ip = "127.0.0.1";  // listening on every interface: loopback is one
-  if (ip == "::") ip = "::1";
-  if (v6) {
-    auto* a = reinterpret_cast<sockaddr_in6*>(&address);
-    a->sin6_family = AF_INET6;
-    a->sin6_port = htons(static_cast<std::uint16_t>(port));
-    if (inet_pton(AF_INET6, ip.c_str(), &a->sin6_addr) != 1) return;
-    size = sizeof(*a);
-  } else {
-    auto* a = reinterpret_cast<sockaddr_in*>(&address);
-    a->sin_family = AF_INET;
-    a->sin_port = htons(static_cast<std::uint16_t>(port));
-    if (inet_pton(AF_INET, ip.c_str(), &a->sin_addr) != 1) return;
-    size = sizeof(*a);
-  }
+void knock(const sockaddr_storage& address, socklen_t size) noexcept {
   const int fd = socket(address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return;
   if (connect(fd, reinterpret_cast<const sockaddr*>(&address), size) != 0 && errno == EINPROGRESS) {
@@ -229,16 +233,20 @@ void MetricsEndpoint::stop_server() noexcept {
   // While mg_stop() waits for the server's threads, connections end the accept loop's wait.
   std::atomic<bool> stopped{false};
   std::thread waker;
-  try {
-    waker = std::thread([this, &stopped] {
-      // After mg_stop() has raised its flag (at once): a connection before it is served.
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      while (!stopped.load(std::memory_order_acquire)) {
-        knock(host_, port_);
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-    });
-  } catch (...) {  // no thread to spare: the stop takes up to 2 s, as civetweb alone has it
+  sockaddr_storage address;
+  socklen_t size = 0;
+  if (connect_address(host_, port_, &address, &size)) {
+    try {
+      waker = std::thread([&address, size, &stopped] {
+        // After mg_stop() has raised its flag (at once): a connection before it is served.
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        while (!stopped.load(std::memory_order_acquire)) {
+          knock(address, size);
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+      });
+    } catch (...) {  // no thread to spare: the stop takes up to 2 s, as civetweb alone has it
+    }
   }
   api_->stop(server_);  // returns once its threads, and any request they serve, have finished
   stopped.store(true, std::memory_order_release);
