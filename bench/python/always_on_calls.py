@@ -9,6 +9,7 @@ hook run per kernel launch).
 """
 import argparse
 import cProfile
+import gc
 import pathlib
 import pstats
 import sys
@@ -22,17 +23,29 @@ from always_on_cost import ARMS, Service, arm  # noqa: E402
 
 
 def calls_per_function(service, name, args, dumps):
-    """{function: calls} in --requests requests of the arm, after an unprofiled warm start."""
+    """{function: calls} in --requests requests of the arm, after an unprofiled warm start, with
+    the garbage collector's passes per generation in those requests under "gc pass, generation
+    N" (a GC callback runs from inside the interpreter, where cProfile does not see it)."""
+    passes = [0, 0, 0]
+
+    def count(phase, info):
+        if phase == "start":
+            passes[info["generation"]] += 1
+
     with arm(name, service, dumps):
         for _ in range(50):
             service.predict(args.batch, args.seq, 0)
         profile = cProfile.Profile()
+        gc.callbacks.append(count)
         profile.enable()
         for _ in range(args.requests):
             service.predict(args.batch, args.seq, 0)
         profile.disable()
-    return {f"{path.split('site-packages/')[-1]}:{line}:{function}": stats[1]
-            for (path, line, function), stats in pstats.Stats(profile).stats.items()}
+        gc.callbacks.remove(count)
+    calls = {f"{path.split('site-packages/')[-1]}:{line}:{function}": stats[1]
+             for (path, line, function), stats in pstats.Stats(profile).stats.items()}
+    calls.update({f"gc pass, generation {g}": n for g, n in enumerate(passes)})
+    return calls
 
 
 def main():
@@ -54,6 +67,9 @@ def main():
         service.predict(args.batch, args.seq, 0)
     dumps = tempfile.mkdtemp(prefix="gpuprobe-calls-")
     reference = calls_per_function(service, args.reference, args, dumps)
+    print(f"{args.reference}: " + ", ".join(
+        f"{reference[f'gc pass, generation {g}'] / args.requests:.3f} generation-{g} GC passes"
+        for g in range(3)) + " per request")
     for name in names:
         counts = calls_per_function(service, name, args, dumps)
         print(f"== {name} against {args.reference}, {args.device}: Python calls per request that "

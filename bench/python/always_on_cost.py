@@ -10,6 +10,7 @@ request) called in a closed loop, slice by slice, with gpuprobe
                    gpuprobe.torch.watch_compile(), the request's range gpuprobe.range
     always-on-nvtx-off  the same with the session's nvtx=off
     session+range  the same session and range, without the two watchers
+    session+range+gc, session+range+compile  the same with one of the two watchers
     session        the session alone (its threads running, nothing recorded by the loop)
     range+watchers the range and the two watchers with no session (their Python side only)
     always-on+cupti, always-on+between-bursts (GPU): inside a GPU burst and between two
@@ -93,44 +94,48 @@ def closed_loop(service, seconds, batch, seq, times=None):
 
 
 # Each arm: (its session's config or None for no session, whether the request's range is
-# gpuprobe.range, whether gpuprobe.watch_gc() and gpuprobe.torch.watch_compile() are on).
+# gpuprobe.range, whether gpuprobe.watch_gc() is on, whether gpuprobe.torch.watch_compile() is).
 ARMS = {
-    "off": (None, False, False),
-    "off-again": (None, False, False),
-    "always-on": (ALWAYS_ON, True, True),
+    "off": (None, False, False, False),
+    "off-again": (None, False, False, False),
+    "always-on": (ALWAYS_ON, True, True, True),
     # the same without NVTX: gpuprobe's ranges not handed to an NVTX tool (CUPTI, Nsight)
-    "always-on-nvtx-off": (ALWAYS_ON + ",nvtx=off", True, True),
+    "always-on-nvtx-off": (ALWAYS_ON + ",nvtx=off", True, True, True),
     # parts of always-on, to take a cost apart: the session and the range without the two
-    # watchers; the session alone (its threads, nothing recorded by the loop); the range and the
-    # watchers with no session (their Python-side cost, nothing recorded)
-    "session+range": (ALWAYS_ON, True, False),
-    "session": (ALWAYS_ON, False, False),
-    "range+watchers": (None, True, True),
+    # watchers, or with one of them; the session alone (its threads, nothing recorded by the
+    # loop); the range and the watchers with no session (their Python-side cost, nothing recorded)
+    "session+range": (ALWAYS_ON, True, False, False),
+    "session+range+gc": (ALWAYS_ON, True, True, False),
+    "session+range+compile": (ALWAYS_ON, True, False, True),
+    "session": (ALWAYS_ON, False, False, False),
+    "range+watchers": (None, True, True, True),
     # GPU activity recorded throughout: what the program pays inside a burst
-    "always-on+cupti": (ALWAYS_ON + ",cupti=all", True, True),
+    "always-on+cupti": (ALWAYS_ON + ",cupti=all", True, True, True),
     # gpu_burst= with the session's first burst (50 ms, at its start) and its release inside the
     # untimed warm start: the timed slice is what the program pays between bursts
-    "always-on+between-bursts": (ALWAYS_ON + ",cupti=all,gpu_burst=50ms/60s", True, True),
+    "always-on+between-bursts": (ALWAYS_ON + ",cupti=all,gpu_burst=50ms/60s", True, True, True),
 }
 BURST_ON_S, BURST_EVERY_S = 1.0, 60.0  # the README's production burst: 1 s in every 60
 
 
 @contextlib.contextmanager
 def arm(name, service, dumps):
-    config, with_range, watchers = ARMS[name]
+    config, with_range, gc_watcher, compile_watcher = ARMS[name]
     off = lambda _name: contextlib.nullcontext()  # noqa: E731
     session = (gpuprobe.Session(config.format(port=free_port(), dumps=dumps))
                if config is not None else None)
-    if watchers:
+    if gc_watcher:
         gpuprobe.watch_gc()
+    if compile_watcher:
         watcher = gpuprobe.torch.watch_compile()
     service.range = gpuprobe.range if with_range else off
     try:
         yield
     finally:
         service.range = off
-        if watchers:
+        if compile_watcher:
             watcher.close()
+        if gc_watcher:
             gpuprobe.unwatch_gc()
         if session is not None:
             session.stop()

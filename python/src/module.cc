@@ -17,6 +17,8 @@
 #include "formats/category_names.h"
 #include "formats/torch_events.h"
 #include "gpuprobe/gpuprobe.hpp"
+#include "graph_runs.h"
+#include "range_type.h"
 
 namespace py = pybind11;
 
@@ -240,11 +242,50 @@ PyObject* range_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   return reinterpret_cast<PyObject*>(self);
 }
 
+// `gpuprobe.range("name")`, the form a serving loop calls once per request, without building an
+// argument tuple and parsing it (the type's vectorcall); other forms go through range_new.
+PyObject* range_vectorcall(PyObject* type, PyObject* const* args, std::size_t nargsf,
+                           PyObject* kwnames) {
+  auto* range_type = reinterpret_cast<PyTypeObject*>(type);
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (nargs == 1 && kwnames == nullptr && PyUnicode_CheckExact(args[0])) {
+    auto* self = reinterpret_cast<RangeObject*>(range_type->tp_alloc(range_type, 0));
+    if (self == nullptr) return nullptr;
+    Py_INCREF(args[0]);
+    self->name = args[0];
+    self->category = Category::kPython;
+    return reinterpret_cast<PyObject*>(self);
+  }
+  PyObject* positional = PyTuple_New(nargs);
+  if (positional == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    Py_INCREF(args[i]);
+    PyTuple_SET_ITEM(positional, i, args[i]);
+  }
+  PyObject* keywords = nullptr;
+  const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (nkw > 0 && (keywords = PyDict_New()) != nullptr) {
+    for (Py_ssize_t i = 0; i < nkw; ++i) {
+      if (PyDict_SetItem(keywords, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0) {
+        Py_CLEAR(keywords);
+        break;
+      }
+    }
+  }
+  PyObject* self =
+      nkw > 0 && keywords == nullptr ? nullptr : range_new(range_type, positional, keywords);
+  Py_DECREF(positional);
+  Py_XDECREF(keywords);
+  return self;
+}
+
 void range_dealloc(PyObject* obj) {
   auto* self = reinterpret_cast<RangeObject*>(obj);
   Py_XDECREF(self->name);
   Py_TYPE(obj)->tp_free(obj);
 }
+
+}  // namespace
 
 PyObject* range_enter(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<RangeObject*>(obj);
@@ -271,6 +312,8 @@ PyObject* range_exit(PyObject* obj, PyObject* const*, Py_ssize_t) {
   }
   Py_RETURN_FALSE;  // exceptions propagate
 }
+
+namespace {
 
 // `@gpuprobe.range("name")`: the wrapping is Python's (functools.wraps keeps the function's
 // name and docs), done by gpuprobe._decorate, which the package installs at import.
@@ -416,7 +459,10 @@ PYBIND11_MODULE(_core, m) {
   g_asyncio_name = PyUnicode_InternFromString("_asyncio");
   PyObject* range_type = PyType_FromSpec(&kRangeSpec);
   if (range_type == nullptr) throw py::error_already_set();
+  // Types take a vectorcall for their construction in this field (never inherited).
+  reinterpret_cast<PyTypeObject*>(range_type)->tp_vectorcall = range_vectorcall;
   m.add_object("range", py::reinterpret_steal<py::object>(range_type));
+  add_graph_runs(m, range_type);
   py::dict event_names;
   for (const formats::torch_events::NamedEvent& e : formats::torch_events::kAll)
     event_names[e.key] = e.name;

@@ -130,7 +130,7 @@ if [ "$part" = production ]; then
   configure
   cmake --build build-gpu --target gpuprobe_cli flight_bench 2>&1 | tail -1
   install_package
-  parts=${PRODUCTION_PARTS:-scenario cost dump}  # and: inprocess, range
+  parts=${PRODUCTION_PARTS:-scenario cost dump}  # and: calls, parts, inprocess, range
   echo "== the serving scenario (test/python/test_serving_scenario.py)"
   [[ $parts == *scenario* ]] && PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu timeout 240 python3 -m pytest -q -s -rs \
     -p no:logging -p no:cacheprovider test/python/test_serving_scenario.py 2>&1 |
@@ -139,6 +139,16 @@ if [ "$part" = production ]; then
   [[ $parts == *cost* ]] && PYTHONPATH="$pkg" timeout 300 python3 bench/python/serving_cost.py --device cuda \
     --arms none,always-on,always-on+scraper,always-on+dump,always-on+gpu-bursts \
     ${COST_ARGS:-} 2>&1 | grep -v Warning | tee "$out/serving_cost.txt" | tail -12
+  if [[ $parts == *calls* ]]; then
+    echo "== Python calls and GC passes per request that always-on adds (bench/python/always_on_calls.py)"
+    PYTHONPATH="$pkg" timeout 200 python3 bench/python/always_on_calls.py --device cuda \
+      ${CALLS_ARGS:-} 2>&1 | grep -v "Warning\|^gpuprobe: " | tee "$out/always_on_calls.txt" | tail -40
+  fi
+  if [[ $parts == *parts* ]]; then
+    echo "== what each per-request part of always-on adds (bench/python/always_on_parts.py)"
+    PYTHONPATH="$pkg" timeout 300 python3 bench/python/always_on_parts.py --device cuda \
+      ${PARTS_ARGS:-} 2>&1 | grep -v "Warning\|^gpuprobe: " | tee "$out/always_on_parts.txt" | tail -12
+  fi
   echo "== always-on cost in one process (bench/python/always_on_cost.py)"
   if [[ $parts == *inprocess* ]]; then
     # the GPU's clocks and power state beside the slices' times (the json's "slices")

@@ -1,0 +1,85 @@
+"""`_core.graph_runs`, the C wrapper gpuprobe.torch.watch_compile() puts on Inductor's
+CompiledFxGraph.__call__: a graph's first run and graphs next to a graph break go to the Python
+wrapper; later runs are a range around torch's call, recorded like any other, whatever the call
+returns or raises. (Its use on a real compiled model: test_compile_accounting.py.)"""
+import gc
+
+import pytest
+
+import gpuprobe
+from gpuprobe import _core
+from trace_util import inside, load_events, named
+
+FORWARD = _core.range("graph forward", "torch")
+BACKWARD = _core.range("graph backward", "torch")
+
+
+def make_graph_class(slow_calls):
+    class Graph:
+        def __init__(self, run=None):
+            if run is not None:
+                self._gpuprobe_run = run
+
+        def __call__(self, inputs):
+            if inputs == "raise":
+                raise KeyError("inside the graph")
+            with gpuprobe.range("kernel launches"):
+                return inputs * 2
+
+    original = Graph.__call__
+
+    def slow(graph, inputs):
+        slow_calls.append(inputs)
+        return original(graph, inputs)
+
+    Graph.__call__ = _core.graph_runs(original, slow, FORWARD, BACKWARD)
+    return Graph
+
+
+def test_later_runs_are_ranges_and_the_rest_goes_to_python(tmp_path):
+    slow_calls = []
+    Graph = make_graph_class(slow_calls)
+    path = tmp_path / "t.json"
+    with gpuprobe.Session(f"chrome={path}"):
+        assert Graph()(1) == 2  # not run yet: the Python wrapper
+        assert Graph((0, False, False, False))(2) == 4  # forward, no break near: the range
+        assert Graph((0, False, False, True))(3) == 6  # backward
+        assert Graph((0, True, False, False))(4) == 8  # a resume function: Python
+        assert Graph((0, False, True, False))(5) == 10  # a frame with a break: Python
+        assert Graph((0, False, False, False)).__call__(6) == 12  # bound through the instance
+    assert slow_calls == [1, 4, 5]
+    events = load_events(path)
+    forward, backward = named(events, "graph forward"), named(events, "graph backward")
+    launches = named(events, "kernel launches")
+    assert len(forward) == 2 and len(backward) == 1 and len(launches) == 6
+    assert all(any(inside(k, r) for k in launches) for r in forward + backward)
+    assert forward[0]["cat"] == "torch"
+
+
+def test_an_exception_propagates_and_the_range_still_closes(tmp_path):
+    Graph = make_graph_class([])
+    path = tmp_path / "t.json"
+    with gpuprobe.Session(f"chrome={path}"):
+        with gpuprobe.range("outer"):
+            with pytest.raises(KeyError, match="inside the graph"):
+                Graph((0, False, False, False))("raise")
+    events = load_events(path)
+    (outer,) = named(events, "outer")
+    (forward,) = named(events, "graph forward")
+    assert inside(forward, outer)
+
+
+def test_without_a_session_it_only_calls_and_it_is_collected():
+    slow_calls = []
+    Graph = make_graph_class(slow_calls)
+    assert Graph((0, False, False, False))(7) == 14 and slow_calls == []
+    assert isinstance(Graph.__dict__["__call__"], _core.graph_runs)
+    del Graph
+    gc.collect()  # a cycle through the class and its wrapper: collected without a crash
+
+
+def test_bad_arguments_are_one_type_error():
+    with pytest.raises(TypeError, match="two callables, two ranges"):
+        _core.graph_runs(len, len, "not a range", BACKWARD)
+    with pytest.raises(TypeError):
+        _core.graph_runs(len)
