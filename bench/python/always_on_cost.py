@@ -76,6 +76,13 @@ def own_threads_cpu_ns():
     return total
 
 
+def pin_to_cores(spec):
+    """Runs this process on the cores `spec` names ("2-5", "1"); all of them when it is None."""
+    if spec:
+        first, _, last = spec.partition("-")
+        os.sched_setaffinity(0, range(int(first), int(last or first) + 1))
+
+
 def closed_loop(service, seconds, batch, seq, times=None):
     """Requests answered in `seconds`; each one's time (ns, the loop's own step included, the
     same in every arm) appended to `times` when given."""
@@ -181,9 +188,7 @@ def main():
                         help="start no round after this many seconds: fewer rounds, a result")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    if args.cpus:
-        first, _, last = args.cpus.partition("-")
-        os.sched_setaffinity(0, range(int(first), int(last or first) + 1))
+    pin_to_cores(args.cpus)
     if "GPUPROBE" in os.environ:
         raise SystemExit("unset GPUPROBE: the arms start their own sessions")
     names = (args.arms.split(",") if args.arms else

@@ -21,6 +21,7 @@ this cannot show, a session's threads taking a core, always_on_cost.py bounds by
 import argparse
 import contextlib
 import pathlib
+import shutil
 import statistics
 import sys
 import tempfile
@@ -32,7 +33,7 @@ import torch  # noqa: E402
 
 import gpuprobe  # noqa: E402
 import gpuprobe.torch  # noqa: E402
-from always_on_cost import ALWAYS_ON, Service, free_port  # noqa: E402
+from always_on_cost import ALWAYS_ON, Service, free_port, pin_to_cores  # noqa: E402
 from interleaved import bootstrap_mean  # noqa: E402
 
 PARTS = ("off", "off again", "request range", "+ graph range")
@@ -96,6 +97,22 @@ def measure(service, args, with_session, dumps):
     return samples
 
 
+def report(service, args, dumps):
+    """Both phases' parts, each as the time it adds to a request against its reference."""
+    for with_session in (False, True):
+        samples = measure(service, args, with_session, dumps)
+        off = statistics.median(samples["off"])
+        name = "the always-on session" if with_session else "no session (nothing recorded)"
+        print(f"== {name}, watch_gc, watch_compile: off {off / 1e3:.1f} us per request")
+        for part, base in (("off again", "off"), ("request range", "off"), ("+ graph range", "off"),
+                           ("+ graph range", "request range")):
+            added = [a - b for a, b in zip(samples[part], samples[base])]
+            lo, hi = bootstrap_mean(added, statistic=statistics.median)
+            print(f"  {part + ' - ' + base:32} {statistics.median(added):+8.0f} ns "
+                  f"({lo:+.0f}..{hi:+.0f})  {100 * statistics.median(added) / off:+6.2f} % of a request")
+
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -105,11 +122,7 @@ def main():
     parser.add_argument("--seq", type=int, default=16)
     parser.add_argument("--cpus", help="run on these cores only, e.g. 2-5")
     args = parser.parse_args()
-    if args.cpus:
-        import os
-
-        first, _, last = args.cpus.partition("-")
-        os.sched_setaffinity(0, range(int(first), int(last or first) + 1))
+    pin_to_cores(args.cpus)
     torch.set_num_threads(1)
     service = Service(args.device, "inductor")
     for _ in range(200):  # the compile, then the first runs' one-time work
@@ -118,17 +131,10 @@ def main():
     print(f"{args.rounds} rounds of one {args.block}-request block per part, {args.device}, "
           f"batch {args.batch} x seq {args.seq}; per part: the block's median request time minus "
           f"the off block's of the same round, the median over rounds (95 % interval)")
-    for with_session in (False, True):
-        samples = measure(service, args, with_session, dumps)
-        off = statistics.median(samples["off"])
-        print(f"== {'the always-on session, watch_gc, watch_compile' if with_session else 'no session (nothing recorded), watch_gc, watch_compile'}: "
-              f"off {off / 1e3:.1f} us per request")
-        for part, base in (("off again", "off"), ("request range", "off"), ("+ graph range", "off"),
-                           ("+ graph range", "request range")):
-            added = [a - b for a, b in zip(samples[part], samples[base])]
-            lo, hi = bootstrap_mean(added, statistic=statistics.median)
-            print(f"  {part + ' - ' + base:32} {statistics.median(added):+8.0f} ns "
-                  f"({lo:+.0f}..{hi:+.0f})  {100 * statistics.median(added) / off:+6.2f} % of a request")
+    try:
+        report(service, args, dumps)
+    finally:
+        shutil.rmtree(dumps, ignore_errors=True)
 
 
 if __name__ == "__main__":
