@@ -74,16 +74,58 @@ def measure(args, marks):
     shutil.rmtree(os.path.dirname(dumps), ignore_errors=True)
 
 
-def read_counts(out_dir):
-    """{(arm, round): instructions} of the serving thread's dumps."""
-    counts = {}
+def read_counts(out_dir, event="Ir"):
+    """{(arm, round): count of `event`} of the serving thread's dumps, and {(arm, round): path}."""
+    counts, paths = {}, {}
     for path in pathlib.Path(out_dir).glob("callgrind.out.*"):
         text = path.read_text(errors="replace")
         name = re.search(r"^desc: Trigger: Client Request: (\S+) (\d+)$", text, re.M)
-        summary = re.search(r"^summary: (\d+)$", text, re.M)
-        if name and summary:
-            counts[(name.group(1), int(name.group(2)))] = int(summary.group(1))
-    return counts
+        events = re.search(r"^events: (.+)$", text, re.M)
+        summary = re.search(r"^summary: ([\d ]+)$", text, re.M)
+        if name and events and summary:
+            values = dict(zip(events.group(1).split(), map(int, summary.group(1).split())))
+            key = (name.group(1), int(name.group(2)))
+            counts[key] = values.get(event, 0)
+            paths[key] = path
+    return counts, paths
+
+
+# The caches callgrind simulates with --misses: the H200 host's first level (32 KiB instructions,
+# 48 KiB data) and its 2 MiB L2 as the "last level", so that a miss there is one that goes to L3
+# or memory — what a cold range pays for on that machine.
+CACHES = ["--cache-sim=yes", "--I1=32768,8,64", "--D1=49152,12,64", "--LL=2097152,16,64"]
+MISSES = ["I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"]
+
+
+def gpuprobe_misses(path):
+    """{event: count} in the functions of gpuprobe's own objects (libgpuprobe, _core) in a dump,
+    from callgrind_annotate's per-function table (self cost, not inclusive)."""
+    table = subprocess.run(["callgrind_annotate", "--threshold=100", "--inclusive=no",
+                            "--show=" + ",".join(MISSES), str(path)],
+                           capture_output=True, text=True).stdout
+    totals = dict.fromkeys(MISSES, 0)
+    for line in table.splitlines():
+        fields = re.sub(r"\([^)]*\)", " ", line).split()  # without the "(0.02%)" shares
+        if len(fields) > len(MISSES) and re.search(r"/gpuprobe/_core\.|libgpuprobe", fields[-1]):
+            values = [int(v.replace(",", "")) if v[0].isdigit() else 0 for v in fields[:6]]
+            totals.update({e: totals[e] + v for e, v in zip(MISSES, values)})
+            if os.environ.get("GPUPROBE_MISSES_VERBOSE"):
+                print("   ", " ".join(f"{v:8}" for v in values), fields[-1])
+    return totals
+
+
+def report_misses(args, counts_by_event, paths):
+    names = args.arms.split(",")
+    print(f"cache misses per request, simulated (L1 32 KiB I / 48 KiB D, 2 MiB L2 as the last "
+          f"level); median over {args.rounds} rounds; 'gpuprobe' = in gpuprobe's own functions")
+    print(f"{'arm':16}" + "".join(f"{e:>10}" for e in MISSES))
+    for name in names:
+        cells = [statistics.median(counts_by_event[e][(name, r)] for r in range(args.rounds))
+                 / args.requests for e in MISSES]
+        print(f"{name:16}" + "".join(f"{c:10.1f}" for c in cells))
+        own = [gpuprobe_misses(paths[(name, r)]) for r in range(args.rounds)]
+        print(f"{'  gpuprobe':16}" + "".join(
+            f"{statistics.median(o[e] for o in own) / args.requests:10.1f}" for e in MISSES))
 
 
 def report(args, counts):
@@ -110,6 +152,8 @@ def main():
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--seq", type=int, default=16)
     parser.add_argument("--arms", default=DEFAULT_ARMS, help="CPU arms of always_on_cost.py")
+    parser.add_argument("--misses", action="store_true",
+                        help="also simulate the caches and count misses per request")
     parser.add_argument("--marks", help=argparse.SUPPRESS)  # set in the process callgrind runs
     args = parser.parse_args()
     if args.marks:
@@ -128,13 +172,16 @@ def main():
                    TORCHINDUCTOR_CACHE_DIR=os.path.join(work, "inductor"))
         # Counted from marks_start() on; each dump is the calling (serving) thread's alone.
         command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes",
-                   f"--callgrind-out-file={work}/callgrind.out", sys.executable, __file__,
-                   "--marks", marks] + sys.argv[1:]
+                   f"--callgrind-out-file={work}/callgrind.out"] + (CACHES if args.misses else []) + [
+                   sys.executable, __file__, "--marks", marks] + sys.argv[1:]
         run = subprocess.run(command, env=env, stderr=subprocess.PIPE, text=True)
         if run.returncode != 0:
             sys.stderr.write("\n".join(run.stderr.splitlines()[-30:]) + "\n")
             raise SystemExit(f"the loop under callgrind failed ({run.returncode})")
-        report(args, read_counts(work))
+        counts, paths = read_counts(work)
+        report(args, counts)
+        if args.misses:
+            report_misses(args, {e: read_counts(work, e)[0] for e in MISSES}, paths)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -53,6 +53,16 @@ class ManualRange {
     }
   }
 
+  /// Opens the range for `site` on `track`: begin_on_track() for a site already interned (by
+  /// detail::intern in this session) or static, so that a caller that keeps the site — Python's
+  /// range object — skips the name's lookup at each entry.
+  void begin_on_track(const CallSite& site, std::uint32_t track) noexcept {
+    site_ = &site;
+    track_ = track;
+    gate_ = detail::gate_for(site.category);
+    if (GPUPROBE_UNLIKELY(gate_ != 0)) open();
+  }
+
   /// Closes the range and records it; does nothing if it did not open.
   GPUPROBE_ALWAYS_INLINE void end() noexcept {
     if (GPUPROBE_UNLIKELY(gate_ != 0)) close();

@@ -216,6 +216,12 @@ void end_range(std::uint64_t token) {
 struct RangeObject {
   PyObject_HEAD PyObject* name;  // str
   Category category;
+  // The name's interned site, and the session (epoch) it was interned in: a site stays valid
+  // for the whole session that looked it up (the name table frees names only when a later
+  // session begins), so a range object entered again — a decorated function, a compiled graph's
+  // range — skips the lookup, the cold part of a range entered once per request.
+  const CallSite* site;
+  std::uint32_t site_epoch;  // 0: none yet (epochs start at 1)
 };
 
 PyObject* range_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
@@ -290,12 +296,20 @@ void range_dealloc(PyObject* obj) {
 PyObject* range_enter(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<RangeObject*>(obj);
   ManualRange& r = t_open.emplace_back(OpenRange{self, 0, {}}).range;
-  if (detail::gate_for(self->category) != 0) {
-    Py_ssize_t size = 0;
-    const char* text = PyUnicode_AsUTF8AndSize(self->name, &size);  // cached in the str
-    if (text == nullptr) return nullptr;
-    r.begin_on_track(std::string_view(text, static_cast<std::size_t>(size)), self->category,
-                     current_track());
+  if (const std::uint64_t gate = detail::gate_for(self->category); gate != 0) {
+    // Written under the GIL, as every other thread's entry of this object is.
+    if (const std::uint32_t epoch = detail::epoch_of(gate); self->site_epoch != epoch) {
+      Py_ssize_t size = 0;
+      const char* text = PyUnicode_AsUTF8AndSize(self->name, &size);  // cached in the str
+      if (text == nullptr) {
+        t_open.pop_back();
+        return nullptr;
+      }
+      self->site =
+          detail::intern(std::string_view(text, static_cast<std::size_t>(size)), self->category);
+      self->site_epoch = epoch;
+    }
+    r.begin_on_track(*self->site, current_track());
   }
   Py_INCREF(obj);
   return obj;

@@ -83,3 +83,20 @@ def test_bad_arguments_are_one_type_error():
         _core.graph_runs(len, len, "not a range", BACKWARD)
     with pytest.raises(TypeError):
         _core.graph_runs(len)
+
+
+def test_a_range_object_reused_across_sessions_keeps_its_name(tmp_path):
+    # The object keeps its interned name for one session only: later sessions free names a
+    # session before them used, and this one must look its name up again in each.
+    reused = gpuprobe.range("reused across sessions")
+    for i in range(3):
+        path = tmp_path / f"t{i}.json"
+        with gpuprobe.Session(f"chrome={path}"):
+            for _ in range(2):
+                with reused:
+                    pass
+            with gpuprobe.range(f"other name {i}"):
+                pass
+        events = load_events(path)
+        assert len(named(events, "reused across sessions")) == 2, i
+        assert len(named(events, f"other name {i}")) == 1, i

@@ -114,7 +114,9 @@ def test_gc_pauses_are_ranges_with_counts(tmp_path):
     pauses = named(events, "gc gen2")
     assert pauses and pauses[0]["cat"] == "gc" and pauses[0]["dur"] > 0
     collected = [e["args"]["gc collected"] for e in named(events, "gc collected")]
-    assert max(collected) >= 1000
+    # Every cycle is counted, in the explicit pass or in an automatic one the test's own
+    # allocations triggered first (seen when other tests ran before it: 999 + 8).
+    assert sum(collected) >= 1000
 
 
 def test_errors_are_python_exceptions(tmp_path):
