@@ -53,13 +53,15 @@ class ManualRange {
     }
   }
 
-  /// Opens the range for `site` on `track`: begin_on_track() for a site already interned (by
-  /// detail::intern in this session) or static, so that a caller that keeps the site — Python's
-  /// range object — skips the name's lookup at each entry.
-  void begin_on_track(const CallSite& site, std::uint32_t track) noexcept {
+  /// Opens the range for `site` on `track` if `category` records now: begin_on_track() for a
+  /// site already interned (detail::intern, in this session) or static, so that a caller that
+  /// keeps the site — Python's range object — skips the name's lookup at each entry. The
+  /// category is the caller's, not the site's: a full name table interns every name to one
+  /// overflow site of its own category.
+  void begin_on_track(const CallSite& site, Category category, std::uint32_t track) noexcept {
     site_ = &site;
     track_ = track;
-    gate_ = detail::gate_for(site.category);
+    gate_ = detail::gate_for(category);
     if (GPUPROBE_UNLIKELY(gate_ != 0)) open();
   }
 

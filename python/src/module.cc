@@ -309,7 +309,7 @@ PyObject* range_enter(PyObject* obj, PyObject*) {
           detail::intern(std::string_view(text, static_cast<std::size_t>(size)), self->category);
       self->site_epoch = epoch;
     }
-    r.begin_on_track(*self->site, current_track());
+    r.begin_on_track(*self->site, self->category, current_track());
   }
   Py_INCREF(obj);
   return obj;
