@@ -74,8 +74,8 @@ def measure(args, marks):
     shutil.rmtree(os.path.dirname(dumps), ignore_errors=True)
 
 
-def read_counts(out_dir, event="Ir"):
-    """{(arm, round): count of `event`} of the serving thread's dumps, and {(arm, round): path}."""
+def read_counts(out_dir):
+    """{(arm, round): {event: count}} of the serving thread's dumps, and {(arm, round): path}."""
     counts, paths = {}, {}
     for path in pathlib.Path(out_dir).glob("callgrind.out.*"):
         text = path.read_text(errors="replace")
@@ -83,9 +83,8 @@ def read_counts(out_dir, event="Ir"):
         events = re.search(r"^events: (.+)$", text, re.M)
         summary = re.search(r"^summary: ([\d ]+)$", text, re.M)
         if name and events and summary:
-            values = dict(zip(events.group(1).split(), map(int, summary.group(1).split())))
             key = (name.group(1), int(name.group(2)))
-            counts[key] = values.get(event, 0)
+            counts[key] = dict(zip(events.group(1).split(), map(int, summary.group(1).split())))
             paths[key] = path
     return counts, paths
 
@@ -107,20 +106,20 @@ def gpuprobe_misses(path):
     for line in table.splitlines():
         fields = re.sub(r"\([^)]*\)", " ", line).split()  # without the "(0.02%)" shares
         if len(fields) > len(MISSES) and re.search(r"/gpuprobe/_core\.|libgpuprobe", fields[-1]):
-            values = [int(v.replace(",", "")) if v[0].isdigit() else 0 for v in fields[:6]]
+            values = [int(v.replace(",", "")) if v[0].isdigit() else 0 for v in fields[:len(MISSES)]]
             totals.update({e: totals[e] + v for e, v in zip(MISSES, values)})
             if os.environ.get("GPUPROBE_MISSES_VERBOSE"):
                 print("   ", " ".join(f"{v:8}" for v in values), fields[-1])
     return totals
 
 
-def report_misses(args, counts_by_event, paths):
+def report_misses(args, counts, paths):
     names = args.arms.split(",")
     print(f"cache misses per request, simulated (L1 32 KiB I / 48 KiB D, 2 MiB L2 as the last "
           f"level); median over {args.rounds} rounds; 'gpuprobe' = in gpuprobe's own functions")
     print(f"{'arm':16}" + "".join(f"{e:>10}" for e in MISSES))
     for name in names:
-        cells = [statistics.median(counts_by_event[e][(name, r)] for r in range(args.rounds))
+        cells = [statistics.median(counts[(name, r)][e] for r in range(args.rounds))
                  / args.requests for e in MISSES]
         print(f"{name:16}" + "".join(f"{c:10.1f}" for c in cells))
         own = [gpuprobe_misses(paths[(name, r)]) for r in range(args.rounds)]
@@ -179,9 +178,9 @@ def main():
             sys.stderr.write("\n".join(run.stderr.splitlines()[-30:]) + "\n")
             raise SystemExit(f"the loop under callgrind failed ({run.returncode})")
         counts, paths = read_counts(work)
-        report(args, counts)
+        report(args, {key: events["Ir"] for key, events in counts.items()})
         if args.misses:
-            report_misses(args, {e: read_counts(work, e)[0] for e in MISSES}, paths)
+            report_misses(args, counts, paths)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

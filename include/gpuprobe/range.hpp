@@ -28,10 +28,7 @@ class ManualRange {
  public:
   /// Opens the range, if `site`'s category records now.
   GPUPROBE_ALWAYS_INLINE void begin(const CallSite& site) noexcept {
-    site_ = &site;
-    track_ = 0;
-    gate_ = detail::gate_for(site.category);
-    if (GPUPROBE_UNLIKELY(gate_ != 0)) open();
+    begin_on_track(site, site.category, 0);
   }
 
   /// Opens the range under a run-time name, interned once per thread and name.
@@ -58,7 +55,8 @@ class ManualRange {
   /// keeps the site — Python's range object — skips the name's lookup at each entry. The
   /// category is the caller's, not the site's: a full name table interns every name to one
   /// overflow site of its own category.
-  void begin_on_track(const CallSite& site, Category category, std::uint32_t track) noexcept {
+  GPUPROBE_ALWAYS_INLINE void begin_on_track(const CallSite& site, Category category,
+                                             std::uint32_t track) noexcept {
     site_ = &site;
     track_ = track;
     gate_ = detail::gate_for(category);
