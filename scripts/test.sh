@@ -4,9 +4,15 @@
 # outputs with the readers users open them with (Python tools from PyPI).
 # Then fuzzes each trace reader for a bounded time (fuzz/run.sh).
 #   scripts/test.sh [plain|thread|address+undefined|python|fuzz ...]   (default: all five)
+# GPUPROBE_PRUNE_BUILDS=1 (.ci/run sets it) removes each sanitizer build tree once its tests have
+# run: together they take ~6 GB, the virtual environment ~7 GB, and a CI machine's disk can be
+# small. Left unset, the trees stay for quick rebuilds.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh || exit 1
+
+# Say how much room there is up front, so that a run that runs out of disk says so plainly.
+echo "=== disk: $(df -h --output=avail . | tail -1 | tr -d ' ') free where the builds go"
 
 configs=("$@")
 [ ${#configs[@]} -eq 0 ] && configs=(plain thread address+undefined python fuzz)
@@ -20,9 +26,10 @@ skips=0
 run_python_tests() {
   echo "=== python: the gpuprobe package and the readers from PyPI, in .venv"
   if [ ! -x .venv/bin/python ]; then python3 -m venv .venv || return 1; fi
-  .venv/bin/pip install -q --disable-pip-version-check pytest scikit-build-core pybind11 torch \
+  # --no-cache-dir: pip would otherwise keep a second copy of every wheel (~3 GB for torch's).
+  .venv/bin/pip install -q --disable-pip-version-check --no-cache-dir pytest scikit-build-core pybind11 torch \
     traceinsight tensorboard xprof torch-tb-profiler jax tlparse || return 1
-  .venv/bin/pip install -q --disable-pip-version-check --no-build-isolation . || return 1
+  .venv/bin/pip install -q --disable-pip-version-check --no-cache-dir --no-build-isolation . || return 1
   if [ ! -x build/examples/demo ] || [ ! -x build/gpuprobe ]; then
     cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build build || return 1
   fi
@@ -82,6 +89,7 @@ for config in "${configs[@]}"; do
     failed=$((failed + bad))
     skips=$((skips + skipped))
   fi
+  if [ -n "$sanitize" ] && [ "${GPUPROBE_PRUNE_BUILDS:-0}" = 1 ]; then rm -rf "$dir"; fi
 done
 echo
 echo "total: $passed passed, $failed failed, $skips skipped"
