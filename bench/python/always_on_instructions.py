@@ -153,6 +153,8 @@ def main():
     parser.add_argument("--arms", default=DEFAULT_ARMS, help="CPU arms of always_on_cost.py")
     parser.add_argument("--misses", action="store_true",
                         help="also simulate the caches and count misses per request")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep callgrind's dumps (printed: where) for callgrind_annotate")
     parser.add_argument("--marks", help=argparse.SUPPRESS)  # set in the process callgrind runs
     args = parser.parse_args()
     if args.marks:
@@ -182,7 +184,10 @@ def main():
         if args.misses:
             report_misses(args, counts, paths)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep:
+            print(f"callgrind's dumps kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

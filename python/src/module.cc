@@ -86,58 +86,35 @@ PyObject* g_current_task = nullptr;
 PyObject* g_current_tasks = nullptr;
 PyObject* g_asyncio_name = nullptr;  // "_asyncio", interned
 
-// The task running on this thread (a new reference), or nullptr: no loop runs here, or asyncio
-// is not imported. Never leaves a Python error set.
-PyObject* current_task() {
-  if (g_get_running_loop == nullptr) {
-    if (g_asyncio_name == nullptr) return nullptr;
-    PyObject* module = PyDict_GetItemWithError(PyImport_GetModuleDict(), g_asyncio_name);
-    if (module == nullptr) {
-      PyErr_Clear();
-      return nullptr;  // a dictionary lookup per range until asyncio is imported
-    }
-    PyObject* loop_fn = PyObject_GetAttrString(module, "_get_running_loop");
-    PyObject* task_fn = PyObject_GetAttrString(module, "current_task");
-    PyObject* tasks =
-        task_fn != nullptr ? nullptr : PyObject_GetAttrString(module, "_current_tasks");
+// Looks up asyncio's C parts once `_asyncio` is imported; false until then, or for an asyncio
+// we do not know. Out of line and cold: a recording range's entry runs it only until it succeeds,
+// and its code would otherwise sit in the cache lines of the entry's own.
+[[gnu::cold, gnu::noinline]] bool find_asyncio() {
+  if (g_asyncio_name == nullptr) return false;
+  PyObject* module = PyDict_GetItemWithError(PyImport_GetModuleDict(), g_asyncio_name);
+  if (module == nullptr) {
     PyErr_Clear();
-    if (loop_fn == nullptr || (task_fn == nullptr && (tasks == nullptr || !PyDict_Check(tasks)))) {
-      Py_XDECREF(loop_fn);
-      Py_XDECREF(task_fn);
-      Py_XDECREF(tasks);
-      Py_CLEAR(g_asyncio_name);  // an asyncio we do not know: ranges stay on their threads
-      return nullptr;
-    }
-    g_get_running_loop = loop_fn;
-    g_current_task = task_fn;
-    g_current_tasks = tasks;
-    if (PyCFunction_Check(loop_fn) && (PyCFunction_GetFlags(loop_fn) & METH_NOARGS) != 0) {
-      g_get_running_loop_c = PyCFunction_GetFunction(loop_fn);
-      g_get_running_loop_self = PyCFunction_GetSelf(loop_fn);
-    }
+    return false;  // a dictionary lookup per range until asyncio is imported
   }
-  PyObject* loop = g_get_running_loop_c != nullptr
-                       ? g_get_running_loop_c(g_get_running_loop_self, nullptr)
-                       : PyObject_CallNoArgs(g_get_running_loop);
-  if (loop == nullptr || loop == Py_None) {
-    if (loop == nullptr) PyErr_Clear();
-    Py_XDECREF(loop);
-    return nullptr;
+  PyObject* loop_fn = PyObject_GetAttrString(module, "_get_running_loop");
+  PyObject* task_fn = PyObject_GetAttrString(module, "current_task");
+  PyObject* tasks = task_fn != nullptr ? nullptr : PyObject_GetAttrString(module, "_current_tasks");
+  PyErr_Clear();
+  if (loop_fn == nullptr || (task_fn == nullptr && (tasks == nullptr || !PyDict_Check(tasks)))) {
+    Py_XDECREF(loop_fn);
+    Py_XDECREF(task_fn);
+    Py_XDECREF(tasks);
+    Py_CLEAR(g_asyncio_name);  // an asyncio we do not know: ranges stay on their threads
+    return false;
   }
-  PyObject* task = nullptr;
-  if (g_current_task != nullptr) {
-    task = PyObject_CallOneArg(g_current_task, loop);
-  } else {
-    task = PyDict_GetItemWithError(g_current_tasks, loop);  // borrowed
-    Py_XINCREF(task);
+  g_get_running_loop = loop_fn;
+  g_current_task = task_fn;
+  g_current_tasks = tasks;
+  if (PyCFunction_Check(loop_fn) && (PyCFunction_GetFlags(loop_fn) & METH_NOARGS) != 0) {
+    g_get_running_loop_c = PyCFunction_GetFunction(loop_fn);
+    g_get_running_loop_self = PyCFunction_GetSelf(loop_fn);
   }
-  Py_DECREF(loop);
-  if (task == nullptr || task == Py_None) {
-    if (task == nullptr) PyErr_Clear();
-    Py_XDECREF(task);
-    return nullptr;
-  }
-  return task;
+  return true;
 }
 
 struct TaskTrack {
@@ -162,10 +139,26 @@ void prune_tasks() {
   t_prune_at = std::max<std::size_t>(1024, 2 * t_tasks.size());
 }
 
-// The track for ranges opened now on this thread: the running task's, or 0 (the thread's).
-std::uint32_t current_track() {
-  PyObject* task = current_task();
-  if (task == nullptr) return 0;
+// The track of the task running in `loop` (what _get_running_loop returned: a new reference,
+// or nullptr with an error set), named in this session; 0 outside a task.
+[[gnu::noinline]] std::uint32_t loop_track(PyObject* loop) {
+  if (loop == nullptr) {
+    PyErr_Clear();
+    return 0;
+  }
+  PyObject* task = nullptr;
+  if (g_current_task != nullptr) {
+    task = PyObject_CallOneArg(g_current_task, loop);
+  } else {
+    task = PyDict_GetItemWithError(g_current_tasks, loop);  // borrowed
+    Py_XINCREF(task);
+  }
+  Py_DECREF(loop);
+  if (task == nullptr || task == Py_None) {
+    if (task == nullptr) PyErr_Clear();
+    Py_XDECREF(task);
+    return 0;
+  }
   auto it = t_tasks.find(task);
   if (it != t_tasks.end() && PyWeakref_GetObject(it->second.task_ref) != task) {
     Py_DECREF(it->second.task_ref);  // another task that had this address
@@ -201,6 +194,21 @@ std::uint32_t current_track() {
   return track;
 }
 
+// The track for ranges opened now on this thread: the running task's, or 0 (the thread's). Only
+// the question "is a loop running here?" is inline: outside a loop — every range of a
+// synchronous server — the entry runs nothing else. Never leaves a Python error set.
+std::uint32_t current_track() {
+  if (g_get_running_loop == nullptr && !find_asyncio()) return 0;
+  PyObject* loop = g_get_running_loop_c != nullptr
+                       ? g_get_running_loop_c(g_get_running_loop_self, nullptr)
+                       : PyObject_CallNoArgs(g_get_running_loop);
+  if (loop == Py_None) {
+    Py_DECREF(loop);
+    return 0;
+  }
+  return loop_track(loop);
+}
+
 // ---- ranges begun and ended by callbacks (module hooks) ----
 
 // _end(token) ends the range _begin() returned `token` for, and first the hook ranges opened
@@ -216,10 +224,7 @@ void end_range(std::uint64_t token) {
 struct RangeObject {
   PyObject_HEAD PyObject* name;  // str
   Category category;
-  // The name's interned site, and the session (epoch) it was interned in: a site stays valid
-  // for the whole session that looked it up (the name table frees names only when a later
-  // session begins), so a range object entered again — a decorated function, a compiled graph's
-  // range — skips the lookup, the cold part of a range entered once per request.
+  // The name's interned site, and the session (epoch) it was interned in (see site_for).
   const CallSite* site;
   std::uint32_t site_epoch;  // 0: none yet (epochs start at 1)
 };
@@ -291,25 +296,72 @@ void range_dealloc(PyObject* obj) {
   Py_TYPE(obj)->tp_free(obj);
 }
 
+// The sites of names entered lately, by the name's str object, for the range objects built anew
+// per request (`with gpuprobe.range("request"):`), whose name is the same constant each time: a
+// pointer comparison instead of the name's lookup (UTF-8 view, hash, per-thread cache,
+// comparison), the coldest part of a range entered once per request. Each slot holds a reference
+// to its name, so that no other string can take the address while the slot names it. Read and
+// written under the GIL, as the range objects are.
+struct NameSite {
+  PyObject* name = nullptr;
+  const CallSite* site = nullptr;
+  std::uint32_t epoch = 0;  // the session the site was interned in
+  Category category = Category::kApp;
+};
+constexpr std::size_t kNameSites = 64;
+NameSite g_name_sites[kNameSites];
+
+NameSite& name_site_slot(const PyObject* name) {
+  // Python objects are 16-byte aligned: the bits above those pick the slot.
+  return g_name_sites[(reinterpret_cast<std::uintptr_t>(name) >> 4) % kNameSites];
+}
+
+// The lookup proper, out of line and cold: a name's first entry in a session.
+[[gnu::cold, gnu::noinline]] const CallSite* intern_name(const RangeObject& range,
+                                                         std::uint32_t epoch) {
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(range.name, &size);  // cached in the str
+  if (text == nullptr) return nullptr;
+  const CallSite* site =
+      detail::intern(std::string_view(text, static_cast<std::size_t>(size)), range.category);
+  NameSite& slot = name_site_slot(range.name);
+  Py_INCREF(range.name);
+  PyObject* replaced = slot.name;
+  slot = NameSite{range.name, site, epoch, range.category};
+  Py_XDECREF(replaced);  // a str: its deallocation runs no Python code
+  return site;
+}
+
+// The site `range` records under in the session of `epoch`, or nullptr with a Python error set.
+// A range object keeps its site for the session it was interned in (a site stays valid for that
+// whole session: the name table frees names only when a later session begins), so that an object
+// entered again — a decorated function, a compiled graph's range — looks nothing up.
+inline const CallSite* site_for(RangeObject& range, std::uint32_t epoch) {
+  if (range.site_epoch == epoch) return range.site;
+  const NameSite& slot = name_site_slot(range.name);
+  const CallSite* site =
+      slot.name == range.name && slot.epoch == epoch && slot.category == range.category
+          ? slot.site
+          : intern_name(range, epoch);
+  if (site != nullptr) {
+    range.site = site;  // written under the GIL, as every other thread's entry of this object is
+    range.site_epoch = epoch;
+  }
+  return site;
+}
+
 }  // namespace
 
 PyObject* range_enter(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<RangeObject*>(obj);
   ManualRange& r = t_open.emplace_back(OpenRange{self, 0, {}}).range;
   if (const std::uint64_t gate = detail::gate_for(self->category); gate != 0) {
-    // Written under the GIL, as every other thread's entry of this object is.
-    if (const std::uint32_t epoch = detail::epoch_of(gate); self->site_epoch != epoch) {
-      Py_ssize_t size = 0;
-      const char* text = PyUnicode_AsUTF8AndSize(self->name, &size);  // cached in the str
-      if (text == nullptr) {
-        t_open.pop_back();
-        return nullptr;
-      }
-      self->site =
-          detail::intern(std::string_view(text, static_cast<std::size_t>(size)), self->category);
-      self->site_epoch = epoch;
+    const CallSite* site = site_for(*self, detail::epoch_of(gate));
+    if (site == nullptr) {
+      t_open.pop_back();
+      return nullptr;
     }
-    r.begin_on_track(*self->site, self->category, current_track());
+    r.begin_on_track(*site, self->category, current_track());
   }
   Py_INCREF(obj);
   return obj;
@@ -317,9 +369,15 @@ PyObject* range_enter(PyObject* obj, PyObject*) {
 
 PyObject* range_exit(PyObject* obj, PyObject* const*, Py_ssize_t) {
   const auto* self = reinterpret_cast<const RangeObject*>(obj);
+  std::vector<OpenRange>& open = t_open;
+  if (!open.empty() && open.back().owner == self) {  // the usual order: the innermost range
+    open.back().range.end();
+    open.pop_back();
+    Py_RETURN_FALSE;
+  }
   // The innermost entry of this object on this thread (recursion enters it several times).
-  for (std::size_t i = t_open.size(); i-- > 0;) {
-    if (t_open[i].owner == self) {
+  for (std::size_t i = open.size(); i-- > 0;) {
+    if (open[i].owner == self) {
       end_open(i);
       break;
     }

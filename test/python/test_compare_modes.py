@@ -73,23 +73,36 @@ CALLS = 40
 def test_execute_time_agrees_with_the_tests_own_timing(compared):
     result, x, _ = compared
     arms = [("eager", planted)] + [(m.mode, m.compiled) for m in result.modes]
-    samples = {name: [] for name, _ in arms}
-    with torch.no_grad():
-        for r in range(11):
-            for name, f in arms[r % len(arms):] + arms[:r % len(arms)]:
-                begin = time.perf_counter()
-                for _ in range(CALLS):
-                    f(x)
-                samples[name].append((time.perf_counter() - begin) / CALLS)
-    median = {name: sorted(s)[len(s) // 2] for name, s in samples.items()}
+
+    def own_medians():
+        samples = {name: [] for name, _ in arms}
+        with torch.no_grad():
+            for r in range(11):
+                for name, f in arms[r % len(arms):] + arms[:r % len(arms)]:
+                    begin = time.perf_counter()
+                    for _ in range(CALLS):
+                        f(x)
+                    samples[name].append((time.perf_counter() - begin) / CALLS)
+        return {name: sorted(s)[len(s) // 2] for name, s in samples.items()}
+
+    def disagreements(median):
+        pairs = [(f"{m.mode} speedup", m.speedup, median["eager"] / median[m.mode])
+                 for m in result.modes]
+        pairs += [(f"{m.mode} T_execute", m.execute_seconds, median[m.mode]) for m in result.modes]
+        pairs.append(("eager T_execute", result.eager_seconds, median["eager"]))
+        return [f"{what}: {theirs:.3g} against {ours:.3g}" for what, theirs, ours in pairs
+                if not 0.5 < theirs / ours < 2]
+
     # Within 2x: two timings of sub-100 us CPU calls taken seconds apart, on shared machines
     # (the 2-core CI VM; the 16-core GPU host, where Inductor's compile workers were still
     # winding down, gave S 0.66 against 0.97 measured here a moment later). What this catches is
-    # a wrong arm or a wrong division, not noise; the speedups themselves are benchmark figures.
-    for m in result.modes:
-        assert 0.5 < m.speedup / (median["eager"] / median[m.mode]) < 2, m.mode
-        assert 0.5 < m.execute_seconds / median[m.mode] < 2, m.mode
-    assert 0.5 < result.eager_seconds / median["eager"] < 2
+    # a wrong arm or a wrong division, which every attempt shows, not noise: a load that comes
+    # and goes between the two timings (a fresh clone's run once saw T_execute at 0.47x of the
+    # test's own while another process shared the VM's two cores) passes on a later attempt.
+    attempts = [disagreements(own_medians())]
+    while attempts[-1] and len(attempts) < 3:
+        attempts.append(disagreements(own_medians()))
+    assert not attempts[-1], attempts
 
 
 def test_the_report_shows_the_table(compared):

@@ -86,6 +86,35 @@ def test_threads_record_their_own_ranges(tmp_path):
     assert stats["dropped"] == 0
 
 
+def test_ranges_built_per_request_keep_their_names_and_categories(tmp_path):
+    # A range built anew each time finds its name's site by the str object: across sessions
+    # (each interns its names again), with one str under two categories, with more names than
+    # the module keeps sites for, and with names made at run time and freed after use.
+    # A session frees the names the one before it did not look up: a site kept past its session
+    # would point at freed memory, which the names interned first in the next session reuse.
+    name = "per request"
+    for i in range(4):
+        path = tmp_path / f"t{i}.json"
+        with gpuprobe.Session(f"chrome={path}"):
+            for k in range(200):
+                with gpuprobe.range(f"made {i}.{k}"):
+                    pass
+            for _ in range(3):
+                with gpuprobe.range(name):
+                    pass
+            with gpuprobe.range(name, category="app"):
+                pass
+            for k in range(200):
+                with gpuprobe.range(f"made {i}.{k}"):  # a second, equal str each time
+                    pass
+        events = load_events(path)
+        cats = sorted(e["cat"] for e in named(events, name))
+        assert cats == ["python", "python", "python", "user_annotation"], i
+        for k in range(200):
+            made = named(events, f"made {i}.{k}")
+            assert len(made) == 2 and {e["cat"] for e in made} == {"python"}, (i, k)
+
+
 def test_stats_have_every_gpu_field_the_trace_has(tmp_path):
     # One definition per figure: Session.stats() says what the trace's "gpuprobe" block says,
     # and "dropped" alone is the records lost (never plus the refused buffer requests).
