@@ -316,38 +316,40 @@ NameSite& name_site_slot(const PyObject* name) {
   return g_name_sites[(reinterpret_cast<std::uintptr_t>(name) >> 4) % kNameSites];
 }
 
-// The lookup proper, out of line and cold: a name's first entry in a session.
-[[gnu::cold, gnu::noinline]] const CallSite* intern_name(const RangeObject& range,
-                                                         std::uint32_t epoch) {
+// The lookup proper, out of line and cold: a name's first entry in a session. Keeps the site in
+// `range` and in the name's slot — unless the session's name table was full: the shared
+// "<name table full>" site is looked up (and counted, Stats::names_overflowed) at every entry.
+[[gnu::cold, gnu::noinline]] const CallSite* intern_name(RangeObject& range, std::uint32_t epoch) {
   Py_ssize_t size = 0;
   const char* text = PyUnicode_AsUTF8AndSize(range.name, &size);  // cached in the str
   if (text == nullptr) return nullptr;
-  const CallSite* site =
-      detail::intern(std::string_view(text, static_cast<std::size_t>(size)), range.category);
+  const std::string_view name(text, static_cast<std::size_t>(size));
+  const CallSite* site = detail::intern(name, range.category);
+  if (name != site->name) return site;  // the full table's site
   NameSite& slot = name_site_slot(range.name);
   Py_INCREF(range.name);
   PyObject* replaced = slot.name;
   slot = NameSite{range.name, site, epoch, range.category};
   Py_XDECREF(replaced);  // a str: its deallocation runs no Python code
+  range.site = site;
+  range.site_epoch = epoch;
   return site;
 }
 
 // The site `range` records under in the session of `epoch`, or nullptr with a Python error set.
 // A range object keeps its site for the session it was interned in (a site stays valid for that
 // whole session: the name table frees names only when a later session begins), so that an object
-// entered again — a decorated function, a compiled graph's range — looks nothing up.
+// entered again — a decorated function, a compiled graph's range — looks nothing up. Written
+// under the GIL, as every other thread's entry of the object is.
 inline const CallSite* site_for(RangeObject& range, std::uint32_t epoch) {
   if (range.site_epoch == epoch) return range.site;
   const NameSite& slot = name_site_slot(range.name);
-  const CallSite* site =
-      slot.name == range.name && slot.epoch == epoch && slot.category == range.category
-          ? slot.site
-          : intern_name(range, epoch);
-  if (site != nullptr) {
-    range.site = site;  // written under the GIL, as every other thread's entry of this object is
-    range.site_epoch = epoch;
+  if (slot.name != range.name || slot.epoch != epoch || slot.category != range.category) {
+    return intern_name(range, epoch);
   }
-  return site;
+  range.site = slot.site;
+  range.site_epoch = epoch;
+  return slot.site;
 }
 
 }  // namespace

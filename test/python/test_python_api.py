@@ -115,6 +115,26 @@ def test_ranges_built_per_request_keep_their_names_and_categories(tmp_path):
             assert len(made) == 2 and {e["cat"] for e in made} == {"python"}, (i, k)
 
 
+def test_a_full_name_table_counts_every_range_it_names(tmp_path):
+    # A range that got the full table's shared site keeps nothing: each later entry — of a range
+    # built anew or of one object — is looked up again and counted, as C++'s are.
+    path = tmp_path / "t.json"
+    kept = gpuprobe.range("kept object")
+    with gpuprobe.Session(f"chrome={path},names=4") as session:
+        for k in range(8):
+            with gpuprobe.range(f"distinct {k}"):
+                pass
+        for _ in range(5):
+            with gpuprobe.range("constant name"):
+                pass
+            with kept:
+                pass
+        overflowed = session.stats()["names_overflowed"]
+    events = load_events(path)
+    assert len(named(events, "<name table full>")) == overflowed == 4 + 5 + 5
+    assert not named(events, "constant name") and not named(events, "kept object")
+
+
 def test_stats_have_every_gpu_field_the_trace_has(tmp_path):
     # One definition per figure: Session.stats() says what the trace's "gpuprobe" block says,
     # and "dropped" alone is the records lost (never plus the refused buffer requests).
