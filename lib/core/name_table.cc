@@ -157,8 +157,10 @@ const CallSite* intern(std::string_view name, Category category) noexcept {
     return slot.site;
   }
   const CallSite* site = table.intern(name, category);
-  if (site != &core::kOverflowSite) slot = core::CacheEntry{h, site, generation};
+  if (site != name_table_full_site()) slot = core::CacheEntry{h, site, generation};
   return site;
 }
+
+const CallSite* name_table_full_site() noexcept { return &core::kOverflowSite; }
 
 }  // namespace gpuprobe::detail

@@ -323,9 +323,9 @@ NameSite& name_site_slot(const PyObject* name) {
   Py_ssize_t size = 0;
   const char* text = PyUnicode_AsUTF8AndSize(range.name, &size);  // cached in the str
   if (text == nullptr) return nullptr;
-  const std::string_view name(text, static_cast<std::size_t>(size));
-  const CallSite* site = detail::intern(name, range.category);
-  if (name != site->name) return site;  // the full table's site
+  const CallSite* site =
+      detail::intern(std::string_view(text, static_cast<std::size_t>(size)), range.category);
+  if (site == detail::name_table_full_site()) return site;
   NameSite& slot = name_site_slot(range.name);
   Py_INCREF(range.name);
   PyObject* replaced = slot.name;

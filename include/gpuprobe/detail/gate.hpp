@@ -140,4 +140,8 @@ void nvtx_mark(const CallSite& site) noexcept;
 /// without locking or allocating. Never nullptr.
 const CallSite* intern(std::string_view name, Category category) noexcept;
 
+/// The one site intern() gives every name once the session's name table is full (and counts
+/// each time): not the name's own, so a caller that keeps interned sites must not keep it.
+const CallSite* name_table_full_site() noexcept;
+
 }  // namespace gpuprobe::detail
