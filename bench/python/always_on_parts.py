@@ -17,6 +17,7 @@ always-on session with watch_gc() and watch_compile() on (what the serving threa
 this cannot show, a session's threads taking a core, always_on_cost.py bounds by their CPU time.
 
     python bench/python/always_on_parts.py [--device cuda] [--rounds 2000] [--block 20]
+        [--phases both|session|none]
 """
 import argparse
 import contextlib
@@ -99,7 +100,7 @@ def measure(service, args, with_session, dumps):
 
 def report(service, args, dumps):
     """Both phases' parts, each as the time it adds to a request against its reference."""
-    for with_session in (False, True):
+    for with_session in {"both": (False, True), "session": (True,), "none": (False,)}[args.phases]:
         samples = measure(service, args, with_session, dumps)
         off = statistics.median(samples["off"])
         name = "the always-on session" if with_session else "no session (nothing recorded)"
@@ -121,6 +122,8 @@ def main():
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--seq", type=int, default=16)
     parser.add_argument("--cpus", help="run on these cores only, e.g. 2-5")
+    parser.add_argument("--phases", choices=("both", "session", "none"), default="both",
+                        help="with no session, in the always-on session, or both (default)")
     args = parser.parse_args()
     pin_to_cores(args.cpus)
     torch.set_num_threads(1)

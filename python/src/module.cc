@@ -42,20 +42,79 @@ struct OpenRange {
 // object several times. Exits usually come in reverse order; they need not (asyncio tasks
 // interleave on one thread), and an exit ends only its own range — plus hook ranges opened
 // inside it and left open by a forward that raised.
-thread_local std::vector<OpenRange> t_open;
+//
+// The first kInlineOpen entries live in the thread's own TLS block, which is constant-initialised
+// and trivially destructible: reaching it is one TLS address, with no initialisation guard and no
+// heap line, on every entry and exit. Deeper nesting (recursion through a decorated function)
+// moves the stack to the heap (t_open_spill).
+constexpr std::uint32_t kInlineOpen = 16;
+
+struct alignas(64) OpenStack {
+  std::uint32_t size = 0;
+  std::uint8_t capacity_shift = 0;  // capacity: kInlineOpen << capacity_shift
+  // asyncio was told this thread runs no loop (see current_track).
+  bool no_loop_told = false;
+  OpenRange* heap = nullptr;  // the spill's storage once spilled, else nullptr: inline_items
+  OpenRange inline_items[kInlineOpen] = {};
+
+  std::size_t capacity() const { return std::size_t{kInlineOpen} << capacity_shift; }
+  OpenRange* data() { return heap != nullptr ? heap : inline_items; }
+  bool empty() const { return size == 0; }
+  OpenRange& operator[](std::size_t i) { return data()[i]; }
+  OpenRange& back() { return data()[size - 1]; }
+  void pop_back() { --size; }
+  OpenRange& push(const OpenRange& entry) {
+    if (GPUPROBE_UNLIKELY(size == capacity())) grow();
+    OpenRange& slot = data()[size++];
+    slot = entry;
+    return slot;
+  }
+  void erase(std::size_t i) {
+    OpenRange* items = data();
+    std::copy(items + i + 1, items + size, items + i);
+    --size;
+  }
+  [[gnu::cold, gnu::noinline]] void grow();
+};
+thread_local OpenStack t_open;
+
+// This thread's t_open, its address computed once: GCC otherwise computes a TLS address again
+// (a __tls_get_addr call in a module loaded by dlopen) at each use rather than keep it in a
+// register; the empty asm hides where the pointer came from, so it is kept.
+inline OpenStack& this_threads_open() {
+  OpenStack* open = &t_open;
+  asm("" : "+r"(open));
+  return *open;
+}
+
+// The heap storage of a thread whose ranges nested deeper than kInlineOpen. Its destructor, at
+// the thread's end, forgets what was open (nothing records after the thread's own end).
+struct OpenSpill {
+  std::vector<OpenRange> items;
+  ~OpenSpill() { t_open = OpenStack{}; }
+};
+thread_local OpenSpill t_open_spill;
+
+void OpenStack::grow() {
+  std::vector<OpenRange>& items = t_open_spill.items;
+  if (heap == nullptr) items.assign(inline_items, inline_items + size);
+  items.resize(2 * capacity());
+  heap = items.data();
+  ++capacity_shift;
+}
 thread_local std::uint64_t t_next_id = 1;
 
 // Ends t_open[i], and first the hook ranges above it (opened inside it and abandoned); ranges of
 // other owners above it stay open.
 void end_open(std::size_t i) {
-  for (std::size_t j = t_open.size(); j-- > i + 1;) {
+  for (std::size_t j = t_open.size; j-- > i + 1;) {
     if (t_open[j].owner == nullptr) {
       t_open[j].range.end();
-      t_open.erase(t_open.begin() + static_cast<std::ptrdiff_t>(j));
+      t_open.erase(j);
     }
   }
   t_open[i].range.end();
-  t_open.erase(t_open.begin() + static_cast<std::ptrdiff_t>(i));
+  t_open.erase(i);
 }
 
 // A category by its built-in name (formats/category_names.h): "app", ..., "user0".."user7".
@@ -82,6 +141,7 @@ std::optional<Category> category_from(std::string_view name) {
 PyObject* g_get_running_loop = nullptr;
 PyCFunction g_get_running_loop_c = nullptr;
 PyObject* g_get_running_loop_self = nullptr;
+PyObject* g_set_running_loop = nullptr;
 PyObject* g_current_task = nullptr;
 PyObject* g_current_tasks = nullptr;
 PyObject* g_asyncio_name = nullptr;  // "_asyncio", interned
@@ -108,6 +168,8 @@ PyObject* g_asyncio_name = nullptr;  // "_asyncio", interned
     return false;
   }
   g_get_running_loop = loop_fn;
+  g_set_running_loop = PyObject_GetAttrString(module, "_set_running_loop");
+  PyErr_Clear();
   g_current_task = task_fn;
   g_current_tasks = tasks;
   if (PyCFunction_Check(loop_fn) && (PyCFunction_GetFlags(loop_fn) & METH_NOARGS) != 0) {
@@ -194,16 +256,30 @@ void prune_tasks() {
   return track;
 }
 
+// Tells asyncio, once per thread, that no loop runs on this thread — which _get_running_loop
+// has just said: `_set_running_loop(None)` changes nothing asyncio or a loop can see, but
+// CPython's asyncio (3.7 to 3.13) answers _get_running_loop from a cache only for the thread
+// that last set its loop, and otherwise looks in the thread's state dictionary each time (on
+// 3.11: 47 ns a call before, 18 after, timeit). Cold: a thread's first recording range only.
+[[gnu::cold, gnu::noinline]] void tell_asyncio_no_loop(OpenStack& open) {
+  open.no_loop_told = true;
+  if (g_set_running_loop == nullptr) return;
+  PyObject* result = PyObject_CallOneArg(g_set_running_loop, Py_None);
+  if (result == nullptr) PyErr_Clear();
+  Py_XDECREF(result);
+}
+
 // The track for ranges opened now on this thread: the running task's, or 0 (the thread's). Only
 // the question "is a loop running here?" is inline: outside a loop — every range of a
 // synchronous server — the entry runs nothing else. Never leaves a Python error set.
-std::uint32_t current_track() {
+std::uint32_t current_track(OpenStack& open) {
   if (g_get_running_loop == nullptr && !find_asyncio()) return 0;
   PyObject* loop = g_get_running_loop_c != nullptr
                        ? g_get_running_loop_c(g_get_running_loop_self, nullptr)
                        : PyObject_CallNoArgs(g_get_running_loop);
   if (loop == Py_None) {
     Py_DECREF(loop);
+    if (GPUPROBE_UNLIKELY(!open.no_loop_told)) tell_asyncio_no_loop(open);
     return 0;
   }
   return loop_track(loop);
@@ -214,7 +290,7 @@ std::uint32_t current_track() {
 // _end(token) ends the range _begin() returned `token` for, and first the hook ranges opened
 // after it and never ended (a forward that raised skips its post-hook).
 void end_range(std::uint64_t token) {
-  for (std::size_t i = t_open.size(); i-- > 0;) {
+  for (std::size_t i = t_open.size; i-- > 0;) {
     if (t_open[i].owner == nullptr && t_open[i].id == token) return end_open(i);
   }
 }
@@ -253,6 +329,22 @@ PyObject* range_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   return reinterpret_cast<PyObject*>(self);
 }
 
+// The objects `gpuprobe.range("name")` built lately, by the name's str object. A serving loop
+// builds its request's range anew each time (`with gpuprobe.range("request"):`) from the same
+// constant str; it gets the same object back: no allocation, and the site the object kept
+// (site_for) instead of the name's lookup — the coldest parts of a range entered once per
+// request. A range object is immutable to Python and keeps no per-thread state, so one object
+// serves every caller, as a decorated function's does. Each slot holds a reference to its object,
+// which holds its name, so no other string can take the address while the slot names it. Read
+// and written under the GIL.
+constexpr std::size_t kCachedRanges = 64;
+RangeObject* g_cached_ranges[kCachedRanges];
+
+RangeObject*& cached_range_slot(const PyObject* name) {
+  // Python objects are 16-byte aligned: the bits above those pick the slot.
+  return g_cached_ranges[(reinterpret_cast<std::uintptr_t>(name) >> 4) % kCachedRanges];
+}
+
 // `gpuprobe.range("name")`, the form a serving loop calls once per request, without building an
 // argument tuple and parsing it (the type's vectorcall); other forms go through range_new.
 PyObject* range_vectorcall(PyObject* type, PyObject* const* args, std::size_t nargsf,
@@ -260,11 +352,20 @@ PyObject* range_vectorcall(PyObject* type, PyObject* const* args, std::size_t na
   auto* range_type = reinterpret_cast<PyTypeObject*>(type);
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   if (nargs == 1 && kwnames == nullptr && PyUnicode_CheckExact(args[0])) {
+    RangeObject*& cached = cached_range_slot(args[0]);
+    if (cached != nullptr && cached->name == args[0]) {
+      Py_INCREF(cached);
+      return reinterpret_cast<PyObject*>(cached);
+    }
     auto* self = reinterpret_cast<RangeObject*>(range_type->tp_alloc(range_type, 0));
     if (self == nullptr) return nullptr;
     Py_INCREF(args[0]);
     self->name = args[0];
     self->category = Category::kPython;
+    Py_INCREF(self);
+    RangeObject* replaced = cached;
+    cached = self;
+    Py_XDECREF(replaced);  // its deallocation runs no Python code (a str's, at most)
     return reinterpret_cast<PyObject*>(self);
   }
   PyObject* positional = PyTuple_New(nargs);
@@ -296,29 +397,9 @@ void range_dealloc(PyObject* obj) {
   Py_TYPE(obj)->tp_free(obj);
 }
 
-// The sites of names entered lately, by the name's str object, for the range objects built anew
-// per request (`with gpuprobe.range("request"):`), whose name is the same constant each time: a
-// pointer comparison instead of the name's lookup (UTF-8 view, hash, per-thread cache,
-// comparison), the coldest part of a range entered once per request. Each slot holds a reference
-// to its name, so that no other string can take the address while the slot names it. Read and
-// written under the GIL, as the range objects are.
-struct NameSite {
-  PyObject* name = nullptr;
-  const CallSite* site = nullptr;
-  std::uint32_t epoch = 0;  // the session the site was interned in
-  Category category = Category::kApp;
-};
-constexpr std::size_t kNameSites = 64;
-NameSite g_name_sites[kNameSites];
-
-NameSite& name_site_slot(const PyObject* name) {
-  // Python objects are 16-byte aligned: the bits above those pick the slot.
-  return g_name_sites[(reinterpret_cast<std::uintptr_t>(name) >> 4) % kNameSites];
-}
-
-// The lookup proper, out of line and cold: a name's first entry in a session. Keeps the site in
-// `range` and in the name's slot — unless the session's name table was full: the shared
-// "<name table full>" site is looked up (and counted, Stats::names_overflowed) at every entry.
+// The lookup proper, out of line and cold: a range object's first entry in a session. Keeps the
+// site in `range` — unless the session's name table was full: the shared "<name table full>" site
+// is looked up (and counted, Stats::names_overflowed) at every entry.
 [[gnu::cold, gnu::noinline]] const CallSite* intern_name(RangeObject& range, std::uint32_t epoch) {
   Py_ssize_t size = 0;
   const char* text = PyUnicode_AsUTF8AndSize(range.name, &size);  // cached in the str
@@ -326,11 +407,6 @@ NameSite& name_site_slot(const PyObject* name) {
   const CallSite* site =
       detail::intern(std::string_view(text, static_cast<std::size_t>(size)), range.category);
   if (site == detail::name_table_full_site()) return site;
-  NameSite& slot = name_site_slot(range.name);
-  Py_INCREF(range.name);
-  PyObject* replaced = slot.name;
-  slot = NameSite{range.name, site, epoch, range.category};
-  Py_XDECREF(replaced);  // a str: its deallocation runs no Python code
   range.site = site;
   range.site_epoch = epoch;
   return site;
@@ -339,31 +415,27 @@ NameSite& name_site_slot(const PyObject* name) {
 // The site `range` records under in the session of `epoch`, or nullptr with a Python error set.
 // A range object keeps its site for the session it was interned in (a site stays valid for that
 // whole session: the name table frees names only when a later session begins), so that an object
-// entered again — a decorated function, a compiled graph's range — looks nothing up. Written
-// under the GIL, as every other thread's entry of the object is.
+// entered again — a decorated function, a compiled graph's range, the object
+// `gpuprobe.range("request")` gives back each request (range_vectorcall) — looks nothing up.
+// Written under the GIL, as every other thread's entry of the object is.
 inline const CallSite* site_for(RangeObject& range, std::uint32_t epoch) {
-  if (range.site_epoch == epoch) return range.site;
-  const NameSite& slot = name_site_slot(range.name);
-  if (slot.name != range.name || slot.epoch != epoch || slot.category != range.category) {
-    return intern_name(range, epoch);
-  }
-  range.site = slot.site;
-  range.site_epoch = epoch;
-  return slot.site;
+  if (GPUPROBE_LIKELY(range.site_epoch == epoch)) return range.site;
+  return intern_name(range, epoch);
 }
 
 }  // namespace
 
 PyObject* range_enter(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<RangeObject*>(obj);
-  ManualRange& r = t_open.emplace_back(OpenRange{self, 0, {}}).range;
+  OpenStack& open = this_threads_open();
+  ManualRange& r = open.push(OpenRange{self, 0, {}}).range;
   if (const std::uint64_t gate = detail::gate_for(self->category); gate != 0) {
     const CallSite* site = site_for(*self, detail::epoch_of(gate));
     if (site == nullptr) {
-      t_open.pop_back();
+      open.pop_back();
       return nullptr;
     }
-    r.begin_on_track(*site, self->category, current_track());
+    r.begin_on_track(*site, self->category, current_track(open));
   }
   Py_INCREF(obj);
   return obj;
@@ -371,14 +443,14 @@ PyObject* range_enter(PyObject* obj, PyObject*) {
 
 PyObject* range_exit(PyObject* obj, PyObject* const*, Py_ssize_t) {
   const auto* self = reinterpret_cast<const RangeObject*>(obj);
-  std::vector<OpenRange>& open = t_open;
-  if (!open.empty() && open.back().owner == self) {  // the usual order: the innermost range
+  OpenStack& open = this_threads_open();
+  if (GPUPROBE_LIKELY(!open.empty() && open.back().owner == self)) {  // the innermost range
     open.back().range.end();
     open.pop_back();
     Py_RETURN_FALSE;
   }
   // The innermost entry of this object on this thread (recursion enters it several times).
-  for (std::size_t i = open.size(); i-- > 0;) {
+  for (std::size_t i = open.size; i-- > 0;) {
     if (open[i].owner == self) {
       end_open(i);
       break;
@@ -469,8 +541,8 @@ std::uint64_t begin_range(const std::string& name, const std::string& category) 
   const std::uint64_t id = t_next_id++;
   const std::optional<Category> c = category_from(category);
   if (!c) throw py::value_error("unknown gpuprobe category '" + category + "'");
-  t_open.push_back(OpenRange{nullptr, id, {}});
-  t_open.back().range.begin(name, *c);  // hooks are synchronous: the thread's track
+  t_open.push(OpenRange{nullptr, id, {}})
+      .range.begin(name, *c);  // hooks are synchronous: the thread's track
   return id;
 }
 

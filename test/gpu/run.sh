@@ -144,10 +144,27 @@ if [ "$part" = production ]; then
     PYTHONPATH="$pkg" timeout 200 python3 bench/python/always_on_calls.py --device cuda \
       ${CALLS_ARGS:-} 2>&1 | grep -v "Warning\|^gpuprobe: " | tee "$out/always_on_calls.txt" | tail -40
   fi
-  if [[ $parts == *parts* ]]; then
+  if [[ $parts == *parts* && -z ${PARTS_BASELINE:-} ]]; then
     echo "== what each per-request part of always-on adds (bench/python/always_on_parts.py)"
     PYTHONPATH="$pkg" timeout 300 python3 bench/python/always_on_parts.py --device cuda \
       ${PARTS_ARGS:-} 2>&1 | grep -v "Warning\|^gpuprobe: " | tee "$out/always_on_parts.txt" | tail -12
+  fi
+  # PARTS_BASELINE=DIR: an earlier source tree (carried in the git-ignored .deps/), its package
+  # built beside this one, and the parts of both measured in turn on the same machine,
+  # PARTS_PAIRS times (default 2), so that two versions compare without the hosts' spread.
+  if [[ $parts == *parts* && -n ${PARTS_BASELINE:-} ]]; then
+    (cd "$PARTS_BASELINE" && CMAKE_PREFIX_PATH="$prefix/usr" PYTHONPATH="$deps" python3 -m pip \
+      install -q --no-index --no-build-isolation --target "$pkg-baseline" . 2>&1 | tail -5)
+    for pair in $(seq "${PARTS_PAIRS:-2}"); do
+      for version in this baseline; do
+        where=$pkg
+        [ "$version" = baseline ] && where=$pkg-baseline
+        echo "== always-on's parts, $version tree, pair $pair (bench/python/always_on_parts.py)"
+        PYTHONPATH="$where" timeout 300 python3 bench/python/always_on_parts.py --device cuda \
+          ${PARTS_ARGS:-} 2>&1 | grep -v "Warning\|^gpuprobe: " |
+          tee "$out/always_on_parts_${version}_$pair.txt" | tail -6
+      done
+    done
   fi
   echo "== always-on cost in one process (bench/python/always_on_cost.py)"
   if [[ $parts == *inprocess* ]]; then

@@ -115,6 +115,75 @@ def test_ranges_built_per_request_keep_their_names_and_categories(tmp_path):
             assert len(made) == 2 and {e["cat"] for e in made} == {"python"}, (i, k)
 
 
+def test_ranges_nested_deeper_than_the_threads_inline_stack_nest_and_end_in_any_order(tmp_path):
+    # A thread keeps its first 16 open ranges inline and moves them to the heap beyond that:
+    # recursion 60 deep through one decorated function, on the main thread and on two threads
+    # that end (freeing their stack) while the session records, and exits out of order — an
+    # outer range ended while deeper ones stay open — across the move.
+    path = tmp_path / "t.json"
+
+    @gpuprobe.range("level")
+    def level(n):
+        if n > 1:
+            level(n - 1)
+
+    def body():
+        level(60)
+        outer = gpuprobe.range("outer")
+        outer.__enter__()
+        inner = [gpuprobe.range(f"inner {k}") for k in range(20)]
+        for r in inner:
+            r.__enter__()
+        outer.__exit__(None, None, None)  # out of order: the 20 inner ranges stay open
+        for r in reversed(inner):
+            r.__exit__(None, None, None)
+
+    with gpuprobe.Session(f"chrome={path}"):
+        body()
+        threads = [threading.Thread(target=body) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        body()  # the main thread again, its stack already on the heap
+    events = load_events(path)
+    for tid in {e["tid"] for e in named(events, "outer")}:
+        levels = sorted((e for e in named(events, "level") if e["tid"] == tid),
+                        key=lambda e: e["ts"])
+        assert len(levels) % 60 == 0 and levels, tid
+        for call in range(len(levels) // 60):
+            chain = levels[60 * call:60 * (call + 1)]
+            for parent, child in zip(chain, chain[1:]):
+                assert inside(child, parent)
+    assert len(named(events, "outer")) == 4
+    for k in range(20):
+        inner = named(events, f"inner {k}")
+        assert len(inner) == 4
+        for e in inner:  # ended by its own exit, after the outer range's
+            (outer,) = [o for o in named(events, "outer") if o["tid"] == e["tid"] and
+                        o["ts"] <= e["ts"] <= o["ts"] + o["dur"]]
+            assert e["ts"] + e["dur"] >= outer["ts"] + outer["dur"]
+
+
+def test_a_range_built_from_one_str_is_one_object(tmp_path):
+    # gpuprobe.range("name") gives back the object it built last for that str object: a serving
+    # loop's per-request range allocates nothing and looks its name up once a session. Another
+    # category, or an equal str that is another object, is another range.
+    name = "".join(["re", "quest"])  # made at run time: not shared with other tests' literals
+    first = gpuprobe.range(name)
+    assert gpuprobe.range(name) is first
+    assert gpuprobe.range(name, category="app") is not first
+    other = "".join(["re", "quest"])
+    assert gpuprobe.range(other) is not first and gpuprobe.range(other).name == name
+    for i in range(2):
+        path = tmp_path / f"t{i}.json"
+        with gpuprobe.Session(f"chrome={path}"):
+            for _ in range(3):
+                with gpuprobe.range(name):
+                    pass
+        assert [e["cat"] for e in named(load_events(path), name)] == ["python"] * 3
+
+
 def test_a_full_name_table_counts_every_range_it_names(tmp_path):
     # A range that got the full table's shared site keeps nothing: each later entry — of a range
     # built anew or of one object — is looked up again and counted, as C++'s are.
@@ -155,7 +224,7 @@ def test_gc_pauses_are_ranges_with_counts(tmp_path):
             garbage = [[] for _ in range(1000)]
             for g in garbage:
                 g.append(g)  # cycles only the collector frees
-            del garbage
+            del garbage, g  # `g` would keep the last one alive
             gc.collect()
     finally:
         gpuprobe.unwatch_gc()

@@ -121,6 +121,9 @@ class FixedRing {
   /// The number of slots.
   std::uint64_t capacity() const noexcept { return mask_ + 1; }
 
+  /// Bytes from the ring's start to the end of the fields its producer writes.
+  static constexpr std::size_t producer_bytes() noexcept;
+
  private:
   void count_drop() noexcept {
     // Only this thread writes the counter, but a signal handler on it may drop too, between a
@@ -128,20 +131,29 @@ class FixedRing {
     dropped_.fetch_add(1, std::memory_order_relaxed);
   }
 
-  // Producer-side fields, together on one cache line with the owner's epoch (see ThreadRing).
+  // Producer-side fields: 48 bytes, which ThreadRing puts on one cache line with the owner's
+  // epoch and depth, so that a record touches one line of them.
   std::atomic<std::uint64_t> head_{0};
   std::uint64_t cached_tail_ = 0;
   bool writing_ = false;  // between try_reserve() and commit(), for re-entry from a signal
   std::atomic<std::uint64_t> dropped_{0};
   Record* slots_ = nullptr;
   std::uint64_t mask_ = 0;
-  // The consumer's index on a line of its own, so the collector's stores do not invalidate the
-  // producer's line on every drain.
-  alignas(64) std::atomic<std::uint64_t> tail_{0};
+  // The consumer's index a whole line away from the producer's fields, so that the collector's
+  // stores do not invalidate the producer's line on every drain. A gap rather than alignas(64):
+  // that would align the whole ring and push its producer fields off the line ThreadRing starts.
+  char consumer_gap_[64] = {};
+  std::atomic<std::uint64_t> tail_{0};
 };
 
+constexpr std::size_t FixedRing::producer_bytes() noexcept {
+  return offsetof(FixedRing, consumer_gap_);
+}
+
 /// What the hot path needs of a thread's ring: the ring and the session epoch it was handed out
-/// for. The library extends it with bookkeeping the hot path never touches.
+/// for. The library extends it with bookkeeping the hot path never touches. The epoch, the depth
+/// and the ring's producer fields share the first cache line (checked below): a range's entry
+/// and its record touch that one line of the ring's state.
 struct alignas(64) ThreadRing {
   /// Atomic (relaxed: one plain load on the hot path) because the registry clears it on another
   /// thread when epochs wrap.
@@ -152,5 +164,7 @@ struct alignas(64) ThreadRing {
   std::atomic<std::uint32_t> depth{0};
   FixedRing ring;
 };
+static_assert(offsetof(ThreadRing, ring) + FixedRing::producer_bytes() <= 64,
+              "the producer's fields of a ThreadRing must share its first cache line");
 
 }  // namespace gpuprobe::detail
