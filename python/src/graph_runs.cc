@@ -21,6 +21,24 @@ namespace {
 
 PyTypeObject* g_range_type = nullptr;  // gpuprobe.range, which forward and backward must be
 
+// Bumped by _graph_runs_changed() when a graph's "_gpuprobe_run" is taken away (the Python side
+// does, when a graph is made ready to run again): every graph's remembered range is then stale.
+std::uint64_t g_runs_generation = 0;
+
+// A graph seen lately whose runs take the fast path, and the range they are recorded in: a
+// serving loop runs the same graph object each request, and reading the graph's attribute (type
+// lookup, instance dictionary, the tuple) is most of what this wrapper costs once the request's
+// own work has pushed those lines out of the caches. `graph` is only compared; the weak reference
+// says whether it is still that object (an address can be reused once a graph is gone).
+struct RememberedGraph {
+  const PyObject* graph = nullptr;
+  PyObject* weak = nullptr;   // a weak reference to it, owned
+  PyObject* range = nullptr;  // forward or backward, owned by the GraphRunsObject
+  std::uint64_t generation = 0;
+};
+// A training step runs a forward and a backward graph; a few more for models compiled in parts.
+constexpr std::size_t kRemembered = 4;
+
 struct GraphRunsObject {
   PyObject_HEAD vectorcallfunc vectorcall;
   PyObject* original;  // torch's CompiledFxGraph.__call__
@@ -28,6 +46,8 @@ struct GraphRunsObject {
   PyObject* forward;   // gpuprobe.range "compiled graph (forward)"
   PyObject* backward;  // gpuprobe.range "compiled graph (backward)"
   PyObject* run_attr;  // "_gpuprobe_run": what the Python wrapper worked out at the first run
+  RememberedGraph remembered[kRemembered];
+  std::size_t next_replaced;
 };
 
 PyObject* graph_runs_vectorcall(PyObject* obj, PyObject* const* args, std::size_t nargsf,
@@ -70,6 +90,7 @@ int graph_runs_traverse(PyObject* obj, visitproc visit, void* arg) {
   Py_VISIT(self->slow);
   Py_VISIT(self->forward);
   Py_VISIT(self->backward);
+  for (const RememberedGraph& r : self->remembered) Py_VISIT(r.weak);
   return 0;
 }
 
@@ -80,6 +101,10 @@ int graph_runs_clear(PyObject* obj) {
   Py_CLEAR(self->forward);
   Py_CLEAR(self->backward);
   Py_CLEAR(self->run_attr);
+  for (RememberedGraph& r : self->remembered) {
+    Py_CLEAR(r.weak);
+    r = RememberedGraph{};
+  }
   return 0;
 }
 
@@ -109,14 +134,54 @@ PyObject* fast_range(const GraphRunsObject* self, PyObject* graph) {
   return range;
 }
 
+// Remembers that `graph` runs inside `range`: in the slot that named the same address (a graph
+// now gone, or a generation ago), else in the one used longest ago. Cold: once per graph (and
+// generation), unless more graphs than kRemembered alternate.
+[[gnu::cold, gnu::noinline]] void remember(GraphRunsObject* self, PyObject* graph,
+                                           PyObject* range) {
+  PyObject* weak = PyWeakref_NewRef(graph, nullptr);
+  if (weak == nullptr) {
+    PyErr_Clear();  // a graph that takes no weak references: its attribute is read each run
+    return;
+  }
+  RememberedGraph* slot = nullptr;
+  for (RememberedGraph& r : self->remembered) {
+    if (r.graph == graph) slot = &r;
+  }
+  if (slot == nullptr) {
+    slot = &self->remembered[self->next_replaced];
+    self->next_replaced = (self->next_replaced + 1) % kRemembered;
+  }
+  PyObject* replaced = slot->weak;
+  *slot = RememberedGraph{graph, weak, range, g_runs_generation};
+  Py_XDECREF(replaced);  // a weak reference without a callback: runs no Python code
+}
+
+// The range `graph`'s runs were remembered in, or nullptr.
+PyObject* remembered_range(const GraphRunsObject* self, const PyObject* graph) {
+  for (const RememberedGraph& r : self->remembered) {
+    if (r.graph == graph) {
+      return r.generation == g_runs_generation && PyWeakref_GetObject(r.weak) == graph ? r.range
+                                                                                       : nullptr;
+    }
+  }
+  return nullptr;
+}
+
 // graph_runs(graph, inputs), as CompiledFxGraph.__call__: unbound (the type is a method
 // descriptor, so Python passes the graph as the first argument without binding a method).
 PyObject* graph_runs_vectorcall(PyObject* obj, PyObject* const* args, std::size_t nargsf,
                                 PyObject* kwnames) {
   auto* self = reinterpret_cast<GraphRunsObject*>(obj);
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  PyObject* range = nargs == 2 && kwnames == nullptr ? fast_range(self, args[0]) : nullptr;
-  if (range == nullptr) return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+  if (nargs != 2 || kwnames != nullptr)
+    return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+  PyObject* range = remembered_range(self, args[0]);
+  if (range == nullptr) {
+    range = fast_range(self, args[0]);
+    if (range == nullptr) return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+    remember(self, args[0], range);
+  }
   PyObject* entered = range_enter(range, nullptr);
   if (entered == nullptr) return nullptr;
   Py_DECREF(entered);
@@ -166,6 +231,10 @@ void add_graph_runs(pybind11::module_& m, PyObject* range_type) {
   PyObject* type = PyType_FromSpec(&kGraphRunsSpec);
   if (type == nullptr) throw pybind11::error_already_set();
   m.add_object("graph_runs", pybind11::reinterpret_steal<pybind11::object>(type));
+  m.def(
+      "_graph_runs_changed", [] { ++g_runs_generation; },
+      "A graph's '_gpuprobe_run' was taken away: every graph_runs forgets the graphs it "
+      "remembered and reads the attribute again.");
 }
 
 }  // namespace gpuprobe::python

@@ -100,3 +100,44 @@ def test_a_range_object_reused_across_sessions_keeps_its_name(tmp_path):
         events = load_events(path)
         assert len(named(events, "reused across sessions")) == 2, i
         assert len(named(events, f"other name {i}")) == 1, i
+
+
+def test_remembered_graphs_stay_right_when_graphs_die_alternate_or_change(tmp_path):
+    # graph_runs remembers a few graphs' ranges (by a weak reference): graphs made and freed at
+    # one address with other runs, more graphs alternating than it remembers, a graph whose
+    # attribute the watcher takes away (it then calls _graph_runs_changed), and a graph class
+    # that takes no weak references all take the path their own attribute says.
+    slow_calls = []
+    Graph = make_graph_class(slow_calls)
+    runs = [(0, False, False, False), (0, False, False, True), (0, False, True, False)]
+    path = tmp_path / "t.json"
+    with gpuprobe.Session(f"chrome={path}"):
+        for i in range(30):  # each graph freed after its run: addresses come back
+            assert Graph(runs[i % 3])(i) == 2 * i
+        kept = [Graph(runs[i % 2]) for i in range(6)]  # six alternating, four remembered
+        for _ in range(3):
+            for i, g in enumerate(kept):
+                g(100 + i)
+        changed = kept[0]
+        changed(198)  # remembered again (six alternating graphs push each other out)
+        del changed._gpuprobe_run  # what the watcher's post_compile does...
+        changed(199)  # ...remembered: the attribute is not read again
+        _core._graph_runs_changed()  # ...and then it says so
+        changed(200)  # no attribute: the Python wrapper
+
+        class Slotted:  # no __weakref__: nothing remembered, the attribute read each run
+            __slots__ = ("_gpuprobe_run",)
+
+            def __init__(self, run):
+                self._gpuprobe_run = run
+
+        Slotted.__call__ = _core.graph_runs(lambda graph, x: x * 2, slow_calls.append, FORWARD,
+                                            BACKWARD)
+        slotted = Slotted(runs[0])
+        with pytest.raises(TypeError):
+            __import__("weakref").ref(slotted)
+        assert slotted(300) == 600 and slotted(301) == 602
+    events = load_events(path)
+    assert slow_calls == [i for i in range(30) if i % 3 == 2] + [200]
+    forward, backward = named(events, "graph forward"), named(events, "graph backward")
+    assert len(forward) == 10 + 9 + 2 + 2 and len(backward) == 10 + 9

@@ -173,8 +173,10 @@ def _tag_graphs(original):
             from torch._guards import CompileContext
 
             graph._gpuprobe_frame = getattr(CompileContext.current_compile_id(), "frame_id", None)
-            # What an earlier run worked out (a graph loaded from a cache may carry it) is stale.
-            vars(graph).pop("_gpuprobe_run", None)
+            # What an earlier run worked out (a graph loaded from a cache may carry it) is stale,
+            # and so is what _core.graph_runs remembered of it.
+            if vars(graph).pop("_gpuprobe_run", None) is not None:
+                _core._graph_runs_changed()
         except Exception:  # never into torch's compile
             pass
         return result
