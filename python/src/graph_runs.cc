@@ -134,6 +134,17 @@ PyObject* fast_range(const GraphRunsObject* self, PyObject* graph) {
   return range;
 }
 
+// torch's call inside `range`.
+inline PyObject* run_in(GraphRunsObject* self, PyObject* range, PyObject* const* args,
+                        std::size_t nargsf) {
+  PyObject* entered = range_enter(range, nullptr);
+  if (entered == nullptr) return nullptr;
+  Py_DECREF(entered);
+  PyObject* result = PyObject_Vectorcall(self->original, args, nargsf, nullptr);
+  Py_XDECREF(range_exit(range, nullptr, 0));
+  return result;
+}
+
 // Remembers that `graph` runs inside `range`: in the slot that named the same address (a graph
 // now gone, or a generation ago), else in the one used longest ago. Cold: once per graph (and
 // generation), unless more graphs than kRemembered alternate.
@@ -168,26 +179,28 @@ PyObject* remembered_range(const GraphRunsObject* self, const PyObject* graph) {
   return nullptr;
 }
 
+// A run of a graph not remembered: its attribute read (and the graph remembered when its runs
+// take the fast path), or the Python wrapper's run. Cold: a graph's first runs.
+[[gnu::cold, gnu::noinline]] PyObject* unremembered_run(GraphRunsObject* self,
+                                                        PyObject* const* args, std::size_t nargsf,
+                                                        PyObject* kwnames) {
+  PyObject* range =
+      PyVectorcall_NARGS(nargsf) == 2 && kwnames == nullptr ? fast_range(self, args[0]) : nullptr;
+  if (range == nullptr) return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+  remember(self, args[0], range);
+  return run_in(self, range, args, nargsf);
+}
+
 // graph_runs(graph, inputs), as CompiledFxGraph.__call__: unbound (the type is a method
 // descriptor, so Python passes the graph as the first argument without binding a method).
 PyObject* graph_runs_vectorcall(PyObject* obj, PyObject* const* args, std::size_t nargsf,
                                 PyObject* kwnames) {
   auto* self = reinterpret_cast<GraphRunsObject*>(obj);
-  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  if (nargs != 2 || kwnames != nullptr)
-    return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
-  PyObject* range = remembered_range(self, args[0]);
-  if (range == nullptr) {
-    range = fast_range(self, args[0]);
-    if (range == nullptr) return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
-    remember(self, args[0], range);
-  }
-  PyObject* entered = range_enter(range, nullptr);
-  if (entered == nullptr) return nullptr;
-  Py_DECREF(entered);
-  PyObject* result = PyObject_Vectorcall(self->original, args, nargsf, nullptr);
-  Py_XDECREF(range_exit(range, nullptr, 0));
-  return result;
+  PyObject* range = PyVectorcall_NARGS(nargsf) == 2 && kwnames == nullptr
+                        ? remembered_range(self, args[0])
+                        : nullptr;
+  if (range == nullptr) return unremembered_run(self, args, nargsf, kwnames);
+  return run_in(self, range, args, nargsf);
 }
 
 // Read through the class (CompiledFxGraph.__call__) it is itself; through an instance, bound.

@@ -347,27 +347,26 @@ RangeObject*& cached_range_slot(const PyObject* name) {
 
 // `gpuprobe.range("name")`, the form a serving loop calls once per request, without building an
 // argument tuple and parsing it (the type's vectorcall); other forms go through range_new.
-PyObject* range_vectorcall(PyObject* type, PyObject* const* args, std::size_t nargsf,
-                           PyObject* kwnames) {
-  auto* range_type = reinterpret_cast<PyTypeObject*>(type);
-  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  if (nargs == 1 && kwnames == nullptr && PyUnicode_CheckExact(args[0])) {
-    RangeObject*& cached = cached_range_slot(args[0]);
-    if (cached != nullptr && cached->name == args[0]) {
-      Py_INCREF(cached);
-      return reinterpret_cast<PyObject*>(cached);
-    }
-    auto* self = reinterpret_cast<RangeObject*>(range_type->tp_alloc(range_type, 0));
-    if (self == nullptr) return nullptr;
-    Py_INCREF(args[0]);
-    self->name = args[0];
-    self->category = Category::kPython;
-    Py_INCREF(self);
-    RangeObject* replaced = cached;
-    cached = self;
-    Py_XDECREF(replaced);  // its deallocation runs no Python code (a str's, at most)
-    return reinterpret_cast<PyObject*>(self);
-  }
+// A new range object for `name`, kept in its cache slot. Cold: the first range of a name (and
+// of a name whose slot another name took since).
+[[gnu::cold, gnu::noinline]] PyObject* new_cached_range(PyTypeObject* range_type, PyObject* name) {
+  auto* self = reinterpret_cast<RangeObject*>(range_type->tp_alloc(range_type, 0));
+  if (self == nullptr) return nullptr;
+  Py_INCREF(name);
+  self->name = name;
+  self->category = Category::kPython;
+  RangeObject*& cached = cached_range_slot(name);
+  Py_INCREF(self);
+  RangeObject* replaced = cached;
+  cached = self;
+  Py_XDECREF(replaced);  // its deallocation runs no Python code (a str's, at most)
+  return reinterpret_cast<PyObject*>(self);
+}
+
+// Any other form of the call (a category, keywords): built through range_new. Cold.
+[[gnu::cold, gnu::noinline]] PyObject* range_from_arguments(PyTypeObject* range_type,
+                                                            PyObject* const* args, Py_ssize_t nargs,
+                                                            PyObject* kwnames) {
   PyObject* positional = PyTuple_New(nargs);
   if (positional == nullptr) return nullptr;
   for (Py_ssize_t i = 0; i < nargs; ++i) {
@@ -389,6 +388,19 @@ PyObject* range_vectorcall(PyObject* type, PyObject* const* args, std::size_t na
   Py_DECREF(positional);
   Py_XDECREF(keywords);
   return self;
+}
+
+PyObject* range_vectorcall(PyObject* type, PyObject* const* args, std::size_t nargsf,
+                           PyObject* kwnames) {
+  auto* range_type = reinterpret_cast<PyTypeObject*>(type);
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (nargs != 1 || kwnames != nullptr || !PyUnicode_CheckExact(args[0])) {
+    return range_from_arguments(range_type, args, nargs, kwnames);
+  }
+  RangeObject* cached = cached_range_slot(args[0]);
+  if (cached == nullptr || cached->name != args[0]) return new_cached_range(range_type, args[0]);
+  Py_INCREF(cached);
+  return reinterpret_cast<PyObject*>(cached);
 }
 
 void range_dealloc(PyObject* obj) {
