@@ -72,6 +72,9 @@ class ManualRange {
   /// True between a begin() that recorded and its end().
   bool recording() const noexcept { return gate_ != 0; }
 
+  /// The track the range was begun on (0: the thread itself).
+  std::uint32_t track() const noexcept { return track_; }
+
  private:
   GPUPROBE_ALWAYS_INLINE void open() noexcept {
     // The ring is taken at the first range's open, not at its close, so that the collector knows

@@ -345,8 +345,6 @@ RangeObject*& cached_range_slot(const PyObject* name) {
   return g_cached_ranges[(reinterpret_cast<std::uintptr_t>(name) >> 4) % kCachedRanges];
 }
 
-// `gpuprobe.range("name")`, the form a serving loop calls once per request, without building an
-// argument tuple and parsing it (the type's vectorcall); other forms go through range_new.
 // A new range object for `name`, kept in its cache slot. Cold: the first range of a name (and
 // of a name whose slot another name took since).
 [[gnu::cold, gnu::noinline]] PyObject* new_cached_range(PyTypeObject* range_type, PyObject* name) {
@@ -390,6 +388,8 @@ RangeObject*& cached_range_slot(const PyObject* name) {
   return self;
 }
 
+// `gpuprobe.range("name")`, the form a serving loop calls once per request, without building an
+// argument tuple and parsing it (the type's vectorcall); other forms go through range_new.
 PyObject* range_vectorcall(PyObject* type, PyObject* const* args, std::size_t nargsf,
                            PyObject* kwnames) {
   auto* range_type = reinterpret_cast<PyTypeObject*>(type);
@@ -453,21 +453,44 @@ PyObject* range_enter(PyObject* obj, PyObject*) {
   return obj;
 }
 
+namespace {
+
+// Ends the entry of `self` that this exit closes: its only entry on this thread; of several
+// (recursion, or interleaved asyncio tasks entering one object — a decorated coroutine function,
+// or the object gpuprobe.range("name") gives back), the innermost on the running task's track
+// when any is on a task's track, else the innermost. Out of line: the usual exit, of the
+// innermost range outside any task, never comes here.
+[[gnu::noinline]] void end_entry_of(OpenStack& open, const RangeObject* self) {
+  std::size_t innermost = open.size;
+  std::size_t entries = 0;
+  bool on_a_task = false;
+  for (std::size_t i = open.size; i-- > 0;) {
+    if (open[i].owner != self) continue;
+    if (entries++ == 0) innermost = i;
+    on_a_task = on_a_task || open[i].range.track() != 0;
+  }
+  if (entries == 0) return;
+  if (entries > 1 && on_a_task) {
+    const std::uint32_t track = current_track(open);
+    for (std::size_t i = open.size; i-- > 0;) {
+      if (open[i].owner == self && open[i].range.track() == track) return end_open(i);
+    }
+  }
+  end_open(innermost);
+}
+
+}  // namespace
+
 PyObject* range_exit(PyObject* obj, PyObject* const*, Py_ssize_t) {
   const auto* self = reinterpret_cast<const RangeObject*>(obj);
   OpenStack& open = this_threads_open();
-  if (GPUPROBE_LIKELY(!open.empty() && open.back().owner == self)) {  // the innermost range
+  if (GPUPROBE_LIKELY(!open.empty() && open.back().owner == self &&
+                      open.back().range.track() == 0)) {  // the innermost range, on no task
     open.back().range.end();
     open.pop_back();
     Py_RETURN_FALSE;
   }
-  // The innermost entry of this object on this thread (recursion enters it several times).
-  for (std::size_t i = open.size; i-- > 0;) {
-    if (open[i].owner == self) {
-      end_open(i);
-      break;
-    }
-  }
+  end_entry_of(open, self);
   Py_RETURN_FALSE;  // exceptions propagate
 }
 

@@ -5,6 +5,7 @@ import gc
 import json
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import sys
@@ -405,6 +406,42 @@ def test_asyncio_tasks_get_their_own_durations(tmp_path):
     for name, ms in (("short", 20), ("middle", 50), ("long", 80)):
         (e,) = named(events, name)
         assert ms * 1000 <= e["dur"] < (ms + 40) * 1000, (name, e["dur"])
+
+
+def test_tasks_entering_one_range_object_each_end_their_own_entry(tmp_path):
+    # Interleaved tasks enter one object — gpuprobe.range("name") gives back one object per str,
+    # and a decorated coroutine function has one — and the task that entered first exits first:
+    # each exit ends its own task's entry, on its own task's track.
+    import asyncio
+
+    path = tmp_path / "t.json"
+    name = "shared request"
+
+    @gpuprobe.range("shared fetch")
+    async def fetch(seconds):
+        await asyncio.sleep(seconds)
+
+    async def request(seconds):
+        with gpuprobe.range(name):
+            await fetch(seconds)
+
+    async def main():
+        tasks = [asyncio.create_task(request(s), name=f"request {s}") for s in (0.01, 0.04, 0.025)]
+        await asyncio.gather(*tasks)
+
+    with gpuprobe.Session(f"chrome={path}"):
+        asyncio.run(main())
+    with open(path) as f:
+        trace = json.load(f)
+    names = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"]
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    events = load_events(path)
+    for range_name in (name, "shared fetch"):
+        spans = named(events, range_name)
+        assert len(spans) == 3
+        for e in spans:
+            seconds = float(re.search(r"request ([0-9.]+\d)", names[e["tid"]]).group(1))
+            assert seconds * 1e6 <= e["dur"] < (seconds + 0.015) * 1e6, (range_name, seconds, e)
 
 
 def test_asyncio_tasks_record_on_tracks_of_their_own(tmp_path):
