@@ -539,7 +539,10 @@ PyType_Slot kRangeSlots[] = {
          "range(name, category='python'): `with gpuprobe.range(\"name\"):` or "
          "`@gpuprobe.range(\"name\")`. Recorded from entering to exiting, on the "
          "current thread, in the same rings as C++ ranges, if a session records its "
-         "category (app, step, python, torch, compile, gc, alloc, cuda, user0..user7).")},
+         "category (app, step, python, torch, compile, gc, alloc, cuda, user0..user7). "
+         "range(name) may give back the object it built before for the same str: a range "
+         "object holds no state of its own, so a loop that builds one per iteration "
+         "allocates nothing.")},
     {0, nullptr}};
 
 PyType_Spec kRangeSpec = {"gpuprobe.range", sizeof(RangeObject), 0, Py_TPFLAGS_DEFAULT,

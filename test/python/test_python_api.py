@@ -15,7 +15,7 @@ import time
 import pytest
 
 import gpuprobe
-from trace_util import inside, load_events, named
+from trace_util import inside, load_events, named, thread_names
 
 
 def test_python_and_cpp_ranges_nest_on_one_timeline(tmp_path):
@@ -431,10 +431,7 @@ def test_tasks_entering_one_range_object_each_end_their_own_entry(tmp_path):
 
     with gpuprobe.Session(f"chrome={path}"):
         asyncio.run(main())
-    with open(path) as f:
-        trace = json.load(f)
-    names = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"]
-             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    names = thread_names(path)
     events = load_events(path)
     for range_name in (name, "shared fetch"):
         spans = named(events, range_name)
@@ -468,10 +465,7 @@ def test_asyncio_tasks_record_on_tracks_of_their_own(tmp_path):
     with gpuprobe.Session(f"chrome={chrome},perfetto={perfetto}"):
         with gpuprobe.range("outside the loop"):
             asyncio.run(main())
-    with open(chrome) as f:
-        trace = json.load(f)
-    names = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"]
-             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    names = thread_names(chrome)
     events = load_events(chrome)
     (outside,) = named(events, "outside the loop")
     assert outside["tid"] == threading.get_native_id()

@@ -9,6 +9,14 @@ def load_events(path):
     return [e for e in trace["traceEvents"] if e.get("ph") in ("X", "i", "C")]
 
 
+def thread_names(path):
+    """{tid: the name the trace's metadata gives that thread (or asyncio task's track)}."""
+    with open(path) as f:
+        trace = json.load(f)
+    return {e["tid"]: e["args"]["name"] for e in trace["traceEvents"]
+            if e.get("ph") == "M" and e.get("name") == "thread_name"}
+
+
 def named(events, name):
     return [e for e in events if e.get("name") == name]
 
