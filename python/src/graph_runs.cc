@@ -145,6 +145,14 @@ inline PyObject* run_in(GraphRunsObject* self, PyObject* range, PyObject* const*
   return result;
 }
 
+// The slot that names `graph`'s address, or nullptr. remember() keeps one slot per address.
+RememberedGraph* slot_of(GraphRunsObject* self, const PyObject* graph) {
+  for (RememberedGraph& r : self->remembered) {
+    if (r.graph == graph) return &r;
+  }
+  return nullptr;
+}
+
 // Remembers that `graph` runs inside `range`: in the slot that named the same address (a graph
 // now gone, or a generation ago), else in the one used longest ago. Cold: once per graph (and
 // generation), unless more graphs than kRemembered alternate.
@@ -155,10 +163,7 @@ inline PyObject* run_in(GraphRunsObject* self, PyObject* range, PyObject* const*
     PyErr_Clear();  // a graph that takes no weak references: its attribute is read each run
     return;
   }
-  RememberedGraph* slot = nullptr;
-  for (RememberedGraph& r : self->remembered) {
-    if (r.graph == graph) slot = &r;
-  }
+  RememberedGraph* slot = slot_of(self, graph);
   if (slot == nullptr) {
     slot = &self->remembered[self->next_replaced];
     self->next_replaced = (self->next_replaced + 1) % kRemembered;
@@ -169,24 +174,19 @@ inline PyObject* run_in(GraphRunsObject* self, PyObject* range, PyObject* const*
 }
 
 // The range `graph`'s runs were remembered in, or nullptr.
-PyObject* remembered_range(const GraphRunsObject* self, const PyObject* graph) {
-  for (const RememberedGraph& r : self->remembered) {
-    if (r.graph == graph) {
-      return r.generation == g_runs_generation && PyWeakref_GetObject(r.weak) == graph ? r.range
-                                                                                       : nullptr;
-    }
-  }
-  return nullptr;
+PyObject* remembered_range(GraphRunsObject* self, const PyObject* graph) {
+  const RememberedGraph* r = slot_of(self, graph);
+  return r != nullptr && r->generation == g_runs_generation && PyWeakref_GetObject(r->weak) == graph
+             ? r->range
+             : nullptr;
 }
 
 // A run of a graph not remembered: its attribute read (and the graph remembered when its runs
 // take the fast path), or the Python wrapper's run. Cold: a graph's first runs.
 [[gnu::cold, gnu::noinline]] PyObject* unremembered_run(GraphRunsObject* self,
-                                                        PyObject* const* args, std::size_t nargsf,
-                                                        PyObject* kwnames) {
-  PyObject* range =
-      PyVectorcall_NARGS(nargsf) == 2 && kwnames == nullptr ? fast_range(self, args[0]) : nullptr;
-  if (range == nullptr) return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+                                                        PyObject* const* args, std::size_t nargsf) {
+  PyObject* range = fast_range(self, args[0]);
+  if (range == nullptr) return PyObject_Vectorcall(self->slow, args, nargsf, nullptr);
   remember(self, args[0], range);
   return run_in(self, range, args, nargsf);
 }
@@ -196,10 +196,11 @@ PyObject* remembered_range(const GraphRunsObject* self, const PyObject* graph) {
 PyObject* graph_runs_vectorcall(PyObject* obj, PyObject* const* args, std::size_t nargsf,
                                 PyObject* kwnames) {
   auto* self = reinterpret_cast<GraphRunsObject*>(obj);
-  PyObject* range = PyVectorcall_NARGS(nargsf) == 2 && kwnames == nullptr
-                        ? remembered_range(self, args[0])
-                        : nullptr;
-  if (range == nullptr) return unremembered_run(self, args, nargsf, kwnames);
+  if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != nullptr) {
+    return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+  }
+  PyObject* range = remembered_range(self, args[0]);
+  if (range == nullptr) return unremembered_run(self, args, nargsf);
   return run_in(self, range, args, nargsf);
 }
 

@@ -104,17 +104,17 @@ void OpenStack::grow() {
 }
 thread_local std::uint64_t t_next_id = 1;
 
-// Ends t_open[i], and first the hook ranges above it (opened inside it and abandoned); ranges of
+// Ends open[i], and first the hook ranges above it (opened inside it and abandoned); ranges of
 // other owners above it stay open.
-void end_open(std::size_t i) {
-  for (std::size_t j = t_open.size; j-- > i + 1;) {
-    if (t_open[j].owner == nullptr) {
-      t_open[j].range.end();
-      t_open.erase(j);
+void end_open(OpenStack& open, std::size_t i) {
+  for (std::size_t j = open.size; j-- > i + 1;) {
+    if (open[j].owner == nullptr) {
+      open[j].range.end();
+      open.erase(j);
     }
   }
-  t_open[i].range.end();
-  t_open.erase(i);
+  open[i].range.end();
+  open.erase(i);
 }
 
 // A category by its built-in name (formats/category_names.h): "app", ..., "user0".."user7".
@@ -291,7 +291,7 @@ std::uint32_t current_track(OpenStack& open) {
 // after it and never ended (a forward that raised skips its post-hook).
 void end_range(std::uint64_t token) {
   for (std::size_t i = t_open.size; i-- > 0;) {
-    if (t_open[i].owner == nullptr && t_open[i].id == token) return end_open(i);
+    if (t_open[i].owner == nullptr && t_open[i].id == token) return end_open(t_open, i);
   }
 }
 
@@ -473,10 +473,10 @@ namespace {
   if (entries > 1 && on_a_task) {
     const std::uint32_t track = current_track(open);
     for (std::size_t i = open.size; i-- > 0;) {
-      if (open[i].owner == self && open[i].range.track() == track) return end_open(i);
+      if (open[i].owner == self && open[i].range.track() == track) return end_open(open, i);
     }
   }
-  end_open(innermost);
+  end_open(open, innermost);
 }
 
 }  // namespace
