@@ -18,6 +18,7 @@
 #include "formats/torch_events.h"
 #include "gpuprobe/gpuprobe.hpp"
 #include "graph_runs.h"
+#include "range_methods.h"
 #include "range_type.h"
 
 namespace py = pybind11;
@@ -519,12 +520,6 @@ PyObject* range_get_name(PyObject* obj, void*) {
   return name;
 }
 
-PyMethodDef kRangeMethods[] = {
-    {"__enter__", range_enter, METH_NOARGS, "Opens the range."},
-    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(range_exit)),
-     METH_FASTCALL, "Closes the range and records it."},
-    {nullptr, nullptr, 0, nullptr}};
-
 PyGetSetDef kRangeGetSet[] = {{"name", range_get_name, nullptr, "The range's name.", nullptr},
                               {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
@@ -532,7 +527,6 @@ PyType_Slot kRangeSlots[] = {
     {Py_tp_new, reinterpret_cast<void*>(range_new)},
     {Py_tp_dealloc, reinterpret_cast<void*>(range_dealloc)},
     {Py_tp_call, reinterpret_cast<void*>(range_call)},
-    {Py_tp_methods, kRangeMethods},
     {Py_tp_getset, kRangeGetSet},
     {Py_tp_doc,
      const_cast<char*>(
@@ -645,6 +639,7 @@ PYBIND11_MODULE(_core, m) {
   if (range_type == nullptr) throw py::error_already_set();
   // Types take a vectorcall for their construction in this field (never inherited).
   reinterpret_cast<PyTypeObject*>(range_type)->tp_vectorcall = range_vectorcall;
+  if (!add_range_methods(range_type)) throw py::error_already_set();
   m.add_object("range", py::reinterpret_steal<py::object>(range_type));
   add_graph_runs(m, range_type);
   py::dict event_names;

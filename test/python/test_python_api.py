@@ -185,6 +185,50 @@ def test_a_range_built_from_one_str_is_one_object(tmp_path):
         assert [e["cat"] for e in named(load_events(path), name)] == ["python"] * 3
 
 
+def test_a_ranges_enter_and_exit_work_in_every_form_python_calls_them(tmp_path):
+    # __enter__ and __exit__ bind from a free list (range_methods.cc), not as builtin methods:
+    # the `with` statement, calls through the object and through the type (contextlib.ExitStack
+    # calls `type(cm).__enter__(cm)`), a bound __exit__ held after its range left the cache of
+    # range objects (it keeps its range alive), and wrong calls, which raise.
+    import contextlib
+    import inspect
+
+    path = tmp_path / "t.json"
+    rng = gpuprobe.range("".join(["ex", "it stack"]))
+    assert inspect.ismethoddescriptor(gpuprobe.range.__enter__)
+    assert gpuprobe.range.__exit__.__name__ == "__exit__"
+    assert "Closes" in gpuprobe.range.__exit__.__doc__
+    assert rng.__enter__.__self__ is rng and "bound method range.__enter__" in repr(rng.__enter__)
+    with gpuprobe.Session(f"chrome={path}"):
+        with contextlib.ExitStack() as stack:
+            assert stack.enter_context(rng) is rng
+        assert rng.__enter__() is rng and rng.__exit__(None, None, None) is False
+        assert gpuprobe.range.__enter__(rng) is rng
+        assert gpuprobe.range.__exit__(rng, None, None, None) is False
+        held = gpuprobe.range("".join(["held ", "exit"]))
+        exit_later = held.__exit__
+        held.__enter__()
+        del held
+        for k in range(200):  # other names take every slot of the range cache
+            gpuprobe.range(f"evicting {k}")
+        gc.collect()
+        assert exit_later(None, None, None) is False
+        with pytest.raises(TypeError, match="no arguments"):
+            rng.__enter__(1)
+        with pytest.raises(TypeError, match="needs a gpuprobe.range"):
+            gpuprobe.range.__enter__(3)
+        with pytest.raises(TypeError, match="needs a gpuprobe.range"):
+            gpuprobe.range.__exit__()
+        with pytest.raises(TypeError, match="keyword"):
+            rng.__exit__(exc=None)
+        for _ in range(1000):  # bound methods freed and bound again, nested
+            with rng, gpuprobe.range("inner"):
+                pass
+    events = load_events(path)
+    assert len(named(events, rng.name)) == 3 + 1000
+    assert len(named(events, "held exit")) == 1 and len(named(events, "inner")) == 1000
+
+
 def test_a_full_name_table_counts_every_range_it_names(tmp_path):
     # A range that got the full table's shared site keeps nothing: each later entry — of a range
     # built anew or of one object — is looked up again and counted, as C++'s are.
