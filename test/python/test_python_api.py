@@ -205,13 +205,22 @@ def test_a_ranges_enter_and_exit_work_in_every_form_python_calls_them(tmp_path):
         assert rng.__enter__() is rng and rng.__exit__(None, None, None) is False
         assert gpuprobe.range.__enter__(rng) is rng
         assert gpuprobe.range.__exit__(rng, None, None, None) is False
-        held = gpuprobe.range("".join(["held ", "exit"]))
+        held_name = "".join(["held ", "exit"])
+        held = gpuprobe.range(held_name)
         exit_later = held.__exit__
         held.__enter__()
         del held
-        for k in range(200):  # other names take every slot of the range cache
-            gpuprobe.range(f"evicting {k}")
+        # Other names until one takes its slot of the range cache: then range(held_name) builds a
+        # new object, while the bound __exit__ still holds the old one.
+        evicted = False
+        names = [f"evicting {k}" for k in range(10_000)]  # alive: each at an address of its own
+        for k, name in enumerate(names):
+            gpuprobe.range(name)
+            if k % 50 == 49 and gpuprobe.range(held_name) is not exit_later.__self__:
+                evicted = True
+                break
         gc.collect()
+        assert evicted and exit_later.__self__.name == held_name
         assert exit_later(None, None, None) is False
         with pytest.raises(TypeError, match="no arguments"):
             rng.__enter__(1)
