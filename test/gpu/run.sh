@@ -14,6 +14,34 @@ part=${1:-all}
 mkdir -p "$out"
 prefix=/tmp/gpuprobe-deps
 
+# The short table `all` prints last: from the logs under $out, so that it can also be printed
+# from whatever ran when the run is stopped (`timeout 570 bash test/gpu/run.sh all`: the device's
+# 10-minute limit cuts a full run short on a slow host, and the logs alone do not come back).
+summary() {
+  echo "== summary"
+  printf '%-28s %s\n' "ctest" "$(grep -E 'tests passed' "$out/ctest.log" | tail -1)"
+  printf '%-28s %s\n' "cupti_gpu_test" "$(tail -1 "$out/cupti_gpu_test.log")"
+  printf '%-28s %s\n' "gpu stats" "$(grep 'gpu status' "$out/cupti_gpu_test.log")"
+  printf '%-28s %s\n' "16 threads, defaults" "$(grep 'threads test' "$out/cupti_threads_test.log") / $(tail -1 "$out/cupti_threads_test.log")"
+  printf '%-28s %s\n' "cupti_api=activity" "$(tail -1 "$out/cupti_gpu_test_activity.log") / threads: $(tail -1 "$out/cupti_threads_test_activity.log")"
+  printf '%-28s %s\n' "gpu_burst=40ms/150ms" "$(grep '^bursts:' "$out/cupti_burst_test.log") / $(tail -1 "$out/cupti_burst_test.log")"
+  printf '%-28s %s\n' "coexistence test" "$(grep -E 'cupti_coexistence_test' "$out/ctest.log" | tail -1)"
+  printf '%-28s %s\n' "demo" "$(grep '^GPU:' "$out/demo.txt")"
+  printf '%-28s %s\n' "launch cost ratios" "$(grep 'raw CUPTI added' "$out/launch_bench.txt" 2>/dev/null)"
+  printf '%-28s %s\n' "after stop" "$(grep "after gpuprobe stop /" "$out/launch_bench.txt" 2>/dev/null)"
+  printf '%-28s %s\n' "1M launches" "$(grep '^1M launches' "$out/launch_bench.txt" 2>/dev/null)"
+  printf '%-28s %s\n' "torch.profiler" "$(tail -1 "$out/torch_profiler.txt" 2>/dev/null)"
+  printf '%-28s %s\n' "python tests" "$(tail -1 "$out/pytest.log" 2>/dev/null)"
+  printf '%-28s %s\n' "ranks (gpuprobe recorder)" "$(grep -E 'straggler:' "$out/ranks_gpuprobe.txt" 2>/dev/null)"
+  printf '%-28s %s\n' "ranks (torch.profiler)" "$(grep -E 'straggler:' "$out/ranks_torch.txt" 2>/dev/null)"
+  printf '%-28s %s\n' "python range (recording)" "$(grep 'gpuprobe.range, recording' "$out/python_bench.txt" 2>/dev/null)"
+  printf '%-28s %s\n' "python empty ctx manager" "$(grep 'empty Python context manager' "$out/python_bench.txt" 2>/dev/null)"
+  printf '%-28s %s\n' "python range in a task" "$(grep 'gpuprobe.range, recording' "$out/python_bench_task.txt" 2>/dev/null)"
+} 2>/dev/null  # a part not reached has no log yet
+if [ "$part" = all ]; then
+  trap 'echo "== stopped by a signal: the summary of what ran"; summary; exit 124' TERM INT
+fi
+
 echo "== machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 nvcc --version | tail -1
@@ -238,22 +266,4 @@ for recorder in gpuprobe torch; do
   build-gpu/gpuprobe report "$out/ranks_$recorder/rank1.json" --limit 5 >"$out/ranks_${recorder}_rank1.txt" 2>&1
 done
 
-echo "== summary"
-printf '%-28s %s\n' "ctest" "$(grep -E 'tests passed' "$out/ctest.log" | tail -1)"
-printf '%-28s %s\n' "cupti_gpu_test" "$(tail -1 "$out/cupti_gpu_test.log")"
-printf '%-28s %s\n' "gpu stats" "$(grep 'gpu status' "$out/cupti_gpu_test.log")"
-printf '%-28s %s\n' "16 threads, defaults" "$(grep 'threads test' "$out/cupti_threads_test.log") / $(tail -1 "$out/cupti_threads_test.log")"
-printf '%-28s %s\n' "cupti_api=activity" "$(tail -1 "$out/cupti_gpu_test_activity.log") / threads: $(tail -1 "$out/cupti_threads_test_activity.log")"
-printf '%-28s %s\n' "gpu_burst=40ms/150ms" "$(grep '^bursts:' "$out/cupti_burst_test.log") / $(tail -1 "$out/cupti_burst_test.log")"
-printf '%-28s %s\n' "coexistence test" "$(grep -E 'cupti_coexistence_test' "$out/ctest.log" | tail -1)"
-printf '%-28s %s\n' "demo" "$(grep '^GPU:' "$out/demo.txt")"
-printf '%-28s %s\n' "launch cost ratios" "$(grep 'raw CUPTI added' "$out/launch_bench.txt" 2>/dev/null)"
-printf '%-28s %s\n' "after stop" "$(grep "after gpuprobe stop /" "$out/launch_bench.txt" 2>/dev/null)"
-printf '%-28s %s\n' "1M launches" "$(grep '^1M launches' "$out/launch_bench.txt" 2>/dev/null)"
-printf '%-28s %s\n' "torch.profiler" "$(tail -1 "$out/torch_profiler.txt" 2>/dev/null)"
-printf '%-28s %s\n' "python tests" "$(tail -1 "$out/pytest.log" 2>/dev/null)"
-printf '%-28s %s\n' "ranks (gpuprobe recorder)" "$(grep -E 'straggler:' "$out/ranks_gpuprobe.txt" 2>/dev/null)"
-printf '%-28s %s\n' "ranks (torch.profiler)" "$(grep -E 'straggler:' "$out/ranks_torch.txt" 2>/dev/null)"
-printf '%-28s %s\n' "python range (recording)" "$(grep 'gpuprobe.range, recording' "$out/python_bench.txt" 2>/dev/null)"
-printf '%-28s %s\n' "python empty ctx manager" "$(grep 'empty Python context manager' "$out/python_bench.txt" 2>/dev/null)"
-printf '%-28s %s\n' "python range in a task" "$(grep 'gpuprobe.range, recording' "$out/python_bench_task.txt" 2>/dev/null)"
+summary
