@@ -46,7 +46,6 @@ PyObject* exit_impl(PyObject* range, PyObject* const* args, Py_ssize_t nargs, Py
 // A method bound to a range: `r.__enter__` / `r.__exit__` as the `with` statement gets them.
 struct BoundMethod {
   PyObject_HEAD vectorcallfunc vectorcall;
-  MethodImpl impl;
   const char* name;
   PyObject* range;  // owned; a range references no bound method, so no cycle can form
 };
