@@ -193,8 +193,8 @@ PyObject* remembered_range(GraphRunsObject* self, const PyObject* graph) {
 
 // graph_runs(graph, inputs), as CompiledFxGraph.__call__: unbound (the type is a method
 // descriptor, so Python passes the graph as the first argument without binding a method).
-PyObject* graph_runs_vectorcall(PyObject* obj, PyObject* const* args, std::size_t nargsf,
-                                PyObject* kwnames) {
+[[gnu::hot]] PyObject* graph_runs_vectorcall(PyObject* obj, PyObject* const* args,
+                                             std::size_t nargsf, PyObject* kwnames) {
   auto* self = reinterpret_cast<GraphRunsObject*>(obj);
   if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != nullptr) {
     return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);

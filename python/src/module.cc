@@ -273,7 +273,7 @@ void prune_tasks() {
 // The track for ranges opened now on this thread: the running task's, or 0 (the thread's). Only
 // the question "is a loop running here?" is inline: outside a loop — every range of a
 // synchronous server — the entry runs nothing else. Never leaves a Python error set.
-std::uint32_t current_track(OpenStack& open) {
+[[gnu::hot]] std::uint32_t current_track(OpenStack& open) {
   if (g_get_running_loop == nullptr && !find_asyncio()) return 0;
   PyObject* loop = g_get_running_loop_c != nullptr
                        ? g_get_running_loop_c(g_get_running_loop_self, nullptr)
@@ -391,8 +391,8 @@ RangeObject*& cached_range_slot(const PyObject* name) {
 
 // `gpuprobe.range("name")`, the form a serving loop calls once per request, without building an
 // argument tuple and parsing it (the type's vectorcall); other forms go through range_new.
-PyObject* range_vectorcall(PyObject* type, PyObject* const* args, std::size_t nargsf,
-                           PyObject* kwnames) {
+[[gnu::hot]] PyObject* range_vectorcall(PyObject* type, PyObject* const* args, std::size_t nargsf,
+                                        PyObject* kwnames) {
   auto* range_type = reinterpret_cast<PyTypeObject*>(type);
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   if (nargs != 1 || kwnames != nullptr || !PyUnicode_CheckExact(args[0])) {
@@ -438,7 +438,7 @@ inline const CallSite* site_for(RangeObject& range, std::uint32_t epoch) {
 
 }  // namespace
 
-PyObject* range_enter(PyObject* obj, PyObject*) {
+[[gnu::hot]] PyObject* range_enter(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<RangeObject*>(obj);
   OpenStack& open = this_threads_open();
   ManualRange& r = open.push(OpenRange{self, 0, {}}).range;
@@ -482,7 +482,7 @@ namespace {
 
 }  // namespace
 
-PyObject* range_exit(PyObject* obj, PyObject* const*, Py_ssize_t) {
+[[gnu::hot]] PyObject* range_exit(PyObject* obj, PyObject* const*, Py_ssize_t) {
   const auto* self = reinterpret_cast<const RangeObject*>(obj);
   OpenStack& open = this_threads_open();
   if (GPUPROBE_LIKELY(!open.empty() && open.back().owner == self &&

@@ -51,7 +51,8 @@ struct BoundMethod {
 };
 
 template <MethodImpl kImpl>
-PyObject* call_bound(PyObject* obj, PyObject* const* args, std::size_t nargsf, PyObject* kwnames) {
+[[gnu::hot]] PyObject* call_bound(PyObject* obj, PyObject* const* args, std::size_t nargsf,
+                                  PyObject* kwnames) {
   return kImpl(reinterpret_cast<BoundMethod*>(obj)->range, args, PyVectorcall_NARGS(nargsf),
                kwnames);
 }
@@ -62,7 +63,7 @@ constexpr std::size_t kFreeBound = 16;
 BoundMethod* g_free_bound[kFreeBound];
 std::size_t g_free_bound_count = 0;
 
-void bound_dealloc(PyObject* obj) {
+[[gnu::hot]] void bound_dealloc(PyObject* obj) {
   auto* self = reinterpret_cast<BoundMethod*>(obj);
   PyTypeObject* type = Py_TYPE(obj);
   Py_CLEAR(self->range);  // a range's deallocation runs no Python code (a str's, at most)
@@ -129,7 +130,7 @@ PyObject* bind(const MethodDescriptor& descr, PyObject* range) {
 }
 
 // Through the type (`gpuprobe.range.__enter__`) the descriptor itself; through a range, bound.
-PyObject* descriptor_get(PyObject* obj, PyObject* instance, PyObject*) {
+[[gnu::hot]] PyObject* descriptor_get(PyObject* obj, PyObject* instance, PyObject*) {
   const auto& descr = *reinterpret_cast<const MethodDescriptor*>(obj);
   if (instance == nullptr) {
     Py_INCREF(obj);
