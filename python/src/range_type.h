@@ -1,5 +1,9 @@
 // The `gpuprobe.range` type's entry and exit, for the other C types of `gpuprobe._core` that
 // open ranges without Python's `with` machinery. Internal to the module.
+//
+// The functions every recording range runs, here and in the module's other files, are marked
+// [[gnu::hot]]: the linker keeps them together in .text.hot, so that a range whose lines the
+// request's own work has evicted fetches one page of code (python/CMakeLists.txt says why).
 #pragma once
 
 #define PY_SSIZE_T_CLEAN

@@ -103,11 +103,12 @@ def compare_modes(fn, *inputs, modes=MODES, rtol=1e-4, atol=1e-5, warmup=3, roun
                   sample_seconds=0.01):
     """Compiles ``fn`` with ``torch.compile(fn, mode=m)`` for each mode and compares the modes
     with eager on ``inputs``: T_compile (the compile watcher's time inside the mode's compiles,
-    from its first call), T_execute per call, S = T_eager / T_execute, the break-even call
-    count n* = T_compile / (T_eager - T_execute), max errors and pass/fail against eager
-    (``rtol``, ``atol``), graph breaks and compiles. Timing: after ``warmup`` calls of each,
-    ``rounds`` rounds of one sample of eager and of every mode — as many calls as take about
-    ``sample_seconds`` — the order rotating from round to round so that none always runs first;
+    from its first call), T_first (the first call less one run), T_execute per call,
+    S = T_eager / T_execute, the break-even call count n* = T_compile / (T_eager - T_execute),
+    max errors and pass/fail against eager (``rtol``, ``atol``), graph breaks and compiles.
+    Timing: after ``warmup`` calls of each, ``rounds`` rounds of one sample of eager and of every
+    mode — as many calls as take about ``sample_seconds`` — the order rotating from round to
+    round so that none always runs first;
     CUDA is synchronized around each sample; each arm's time is the median of its samples.
     A mode that fails to compile or run gets its error and no numbers. Returns a
     ModeComparison (``table()``, ``fastest``)."""
