@@ -39,7 +39,7 @@ class ModeResult:
     def first_call_extra_seconds(self):
         """T_first: the first call less one run — T_compile and the first call's other one-off
         work outside Dynamo's compiles (the compiled graphs' first runs, Dynamo's bookkeeping
-        around a compile): 5 ms on the 2-core development VM, 20-80 ms on the 16-core H200 host."""
+        around a compile; tens of milliseconds on some hosts, bench/RESULTS.md run 70)."""
         return self.first_call_seconds - self.execute_seconds
 
 
@@ -57,12 +57,16 @@ class ModeComparison:
 
     def table(self):
         """The comparison as a plain-text table."""
-        rows = [("mode", "T_compile", "T_first", "T_execute", "S", "break-even", "max abs error",
-                 "breaks", "compiles")]
-        rows.append(("eager", "", "", _ms(self.eager_seconds), "1.00", "", "", "", ""))
+        header = ("mode", "T_compile", "T_first", "T_execute", "S", "break-even",
+                  "max abs error", "breaks", "compiles")
+
+        def partial(*cells):  # a row's first cells, the others blank
+            return cells + ("",) * (len(header) - len(cells))
+
+        rows = [header, partial("eager", "", "", _ms(self.eager_seconds), "1.00")]
         for m in self.modes:
             if m.error is not None:
-                rows.append((m.mode, f"failed: {m.error}"[:60], "", "", "", "", "", "", ""))
+                rows.append(partial(m.mode, f"failed: {m.error}"[:60]))
                 continue
             rows.append((m.mode, f"{m.compile_seconds:.2f} s",
                          f"{m.first_call_extra_seconds:.2f} s", _ms(m.execute_seconds),
