@@ -16,11 +16,13 @@ CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDeb
   -DGPUPROBE_SANITIZE=address+undefined >/dev/null || exit 1
 cmake --build "$dir" || exit 1
 status=0
-for target in chrome_reader_fuzzer perfetto_reader_fuzzer flight_window_reader_fuzzer trace_file_fuzzer; do
+for target in chrome_reader_fuzzer perfetto_reader_fuzzer flight_window_reader_fuzzer trace_file_fuzzer \
+    pickle_fuzzer; do
   case $target in
     chrome*) seeds=fuzz/corpus/chrome ;;
     perfetto*) seeds=fuzz/corpus/perfetto ;;
     flight*) seeds=fuzz/corpus/flight_window ;;
+    pickle*) seeds=fuzz/corpus/pickle ;;
     *) seeds="fuzz/corpus/chrome fuzz/corpus/perfetto fuzz/corpus/flight_window fuzz/corpus/mlir_timing" ;;
   esac
   work="$dir/corpus/$target"

@@ -2,8 +2,8 @@
 # Builds gpuprobe on the GPU machine, runs every test (the GPU ones included) and the benchmarks,
 # runs a two-rank data-parallel job (NCCL where there are two GPUs), and prints a short table last. Debian packages the machine lacks travel as .deb files in .deps/
 # (git-ignored; `apt-get download` them there) and are unpacked into a private prefix.
-#   test/gpu/run.sh [all|python|bursts|production|serving [BENCH ARGS]]   (writes logs under $OUT
-#   when set; python: that part only; production: the serving scenario test with Prometheus, the
+#   test/gpu/run.sh [all|python|ranks|bursts|production|serving [BENCH ARGS]]   (writes logs under
+#   $OUT when set; python, ranks: that part only; production: the serving scenario test with Prometheus, the
 #   always-on cost benchmarks (HTTP servers, and in one process: PRODUCTION_PARTS=inprocess) and the
 #   full-window dump; serving: the PyTorch serving workload under
 #   each recorder, bench/gpu/torch_serving_bench.py, with its arguments)
@@ -34,6 +34,7 @@ summary() {
   printf '%-28s %s\n' "python tests" "$(tail -1 "$out/pytest.log" 2>/dev/null)"
   printf '%-28s %s\n' "ranks (gpuprobe recorder)" "$(grep -E 'straggler:' "$out/ranks_gpuprobe.txt" 2>/dev/null)"
   printf '%-28s %s\n' "ranks (torch.profiler)" "$(grep -E 'straggler:' "$out/ranks_torch.txt" 2>/dev/null)"
+  printf '%-28s %s\n' "planted hang (flight rec.)" "$(grep -E '^first mismatch' "$out/ranks_hang.txt" 2>/dev/null)"
   printf '%-28s %s\n' "python range (recording)" "$(grep 'gpuprobe.range, recording' "$out/python_bench.txt" 2>/dev/null)"
   printf '%-28s %s\n' "python empty ctx manager" "$(grep 'empty Python context manager' "$out/python_bench.txt" 2>/dev/null)"
   printf '%-28s %s\n' "python range in a task" "$(grep 'gpuprobe.range, recording' "$out/python_bench_task.txt" 2>/dev/null)"
@@ -225,6 +226,35 @@ if [ "$part" = serving ]; then
   exit 0
 fi
 
+# ranks: a two-rank data-parallel job (NCCL where there are two GPUs; with one, both ranks share
+# it and all-reduce through gloo) under each recorder, rank 1 computing 4x as much; then the same
+# with a planted hang (rank 1 skips an all-reduce), PyTorch's flight recorder dumps read by
+# `gpuprobe report --flight-recorder`.
+ranks() {
+  if [ ! -x build-gpu/gpuprobe ]; then
+    configure
+    cmake --build build-gpu --target gpuprobe_cli 2>&1 | tail -1
+  fi
+  [ -d "$pkg/gpuprobe" ] || install_package
+  local gpus backend
+  gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
+  backend=gloo; [ "$gpus" -ge 2 ] && backend=nccl
+  echo "== several ranks: a data-parallel job on $gpus GPU(s) over $backend, rank 1 computing 4x as much"
+  for recorder in gpuprobe torch; do
+    PYTHONPATH="$pkg" timeout 300 python3 test/python/dist_workload.py "$out/ranks_$recorder" \
+      --backend $backend --device cuda --world 2 --slow-rank 1 --steps 20 --recorder "$recorder" \
+      >"$out/ranks_$recorder.log" 2>&1 || tail -5 "$out/ranks_$recorder.log"
+    build-gpu/gpuprobe report "$out/ranks_$recorder" 2>&1 | tee "$out/ranks_$recorder.txt"
+    build-gpu/gpuprobe report "$out/ranks_$recorder/rank1.json" --limit 5 >"$out/ranks_${recorder}_rank1.txt" 2>&1
+  done
+  echo "== a planted hang over $backend: rank 1 skips step 5's all-reduce; the flight recorder's dumps"
+  PYTHONPATH="$pkg" timeout 300 python3 test/python/dist_workload.py "$out/ranks_hang" \
+    --backend $backend --device cuda --world 2 --steps 10 --recorder gpuprobe --hang-step 5 \
+    --hang-rank 1 --timeout 10 >"$out/ranks_hang.log" 2>&1 || tail -5 "$out/ranks_hang.log"
+  ls "$out/ranks_hang"
+  build-gpu/gpuprobe report --flight-recorder "$out/ranks_hang" 2>&1 | tee "$out/ranks_hang.txt"
+}
+
 python_tests() {
   echo "== python: the package over torch's CUDA build"
   # The Python tests also run the gpuprobe command and the synthetic-trace writer.
@@ -239,6 +269,10 @@ python_tests() {
     test/python/test_waiting_and_blocked.py test/python/test_compare_per_module.py \
     test/python/test_triton_compile.py test/python/test_compare_modes.py} 2>&1 | tee "$out/pytest.log" | tail -15
 }
+if [ "$part" = ranks ]; then
+  ranks
+  exit 0
+fi
 # python: only the Python tests on the GPU (GPU_PYTESTS: other test files; with INPROCESS=1, the
 # in-process cost benchmark).
 if [ "$part" = python ]; then
@@ -254,16 +288,6 @@ PYTHONPATH="$pkg" python3 bench/python/range_bench.py --json "$out/python_bench.
 PYTHONPATH="$pkg" python3 bench/python/range_bench.py --in-asyncio-task 2>&1 |
   tee "$out/python_bench_task.txt"
 
-# NCCL needs a GPU per rank; with one GPU both ranks share it and all-reduce through gloo.
-gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
-backend=gloo; [ "$gpus" -ge 2 ] && backend=nccl
-echo "== several ranks: a data-parallel job on $gpus GPU(s) over $backend, rank 1 computing 4x as much"
-for recorder in gpuprobe torch; do
-  PYTHONPATH="$pkg" timeout 300 python3 test/python/dist_workload.py "$out/ranks_$recorder" \
-    --backend $backend --device cuda --world 2 --slow-rank 1 --steps 20 --recorder "$recorder" \
-    >"$out/ranks_$recorder.log" 2>&1 || tail -5 "$out/ranks_$recorder.log"
-  build-gpu/gpuprobe report "$out/ranks_$recorder" 2>&1 | tee "$out/ranks_$recorder.txt"
-  build-gpu/gpuprobe report "$out/ranks_$recorder/rank1.json" --limit 5 >"$out/ranks_${recorder}_rank1.txt" 2>&1
-done
+ranks
 
 summary

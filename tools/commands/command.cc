@@ -1,6 +1,8 @@
 #include "tools/commands/command.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 namespace gpuprobe::tools {
 
@@ -16,6 +18,19 @@ int write_page(const std::string& path, const std::string& page) {
   if (!written || !closed) return fail(Status::Error("cannot write '" + path + "'"));
   std::printf("wrote %s\n", path.c_str());
   return 0;
+}
+
+std::vector<std::string> trace_files_in(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_regular_file(ec) &&
+        (name.find(".json") != std::string::npos || name.find(".pftrace") != std::string::npos))
+      files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 }  // namespace gpuprobe::tools

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "gpuprobe/status.hpp"
 
@@ -26,5 +27,9 @@ int fail(const Status& s);
 
 // Writes an HTML page; 0, or 1 with the reason on stderr.
 int write_page(const std::string& path, const std::string& page);
+
+// The trace files of a directory of ranks (Chrome JSON or Perfetto, gzipped or not), sorted;
+// none when it cannot be read.
+std::vector<std::string> trace_files_in(const std::string& dir);
 
 }  // namespace gpuprobe::tools

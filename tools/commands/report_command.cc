@@ -13,7 +13,9 @@
 #include "analysis/ranks.h"
 #include "analysis/step_window.h"
 #include "analysis/trace_report.h"
+#include "readers/torch_flight_recorder_reader.h"
 #include "readers/trace_file.h"
+#include "tools/collective_report.h"
 #include "tools/commands/command.h"
 #include "tools/flight_dump.h"
 #include "tools/report_compare.h"
@@ -25,6 +27,7 @@ namespace {
 struct ReportArgs {
   std::string file;
   bool json = false;
+  bool flight_recorder = false;
   std::string html;
   std::string steps;
   double straggler_ratio = 1.1;
@@ -49,6 +52,7 @@ int step_window(const std::string& trace, long long first, long long last,
 }
 
 int run_report(const ReportArgs& args) {
+  if (args.flight_recorder) return run_collective_report(args.file, args.json);
   long long first = 0, last = -1;
   if (!args.steps.empty() &&
       (std::sscanf(args.steps.c_str(), "%lld-%lld", &first, &last) != 2 || first > last)) {
@@ -66,14 +70,7 @@ int run_report(const ReportArgs& args) {
   }
   if (!is_dump && std::filesystem::is_directory(args.file)) {
     // Several ranks: a report per trace file, side by side, stragglers flagged.
-    std::vector<std::string> files;
-    for (const auto& entry : std::filesystem::directory_iterator(args.file)) {
-      const std::string name = entry.path().filename().string();
-      if (entry.is_regular_file() &&
-          (name.find(".json") != std::string::npos || name.find(".pftrace") != std::string::npos))
-        files.push_back(entry.path().string());
-    }
-    std::sort(files.begin(), files.end());
+    const std::vector<std::string> files = trace_files_in(args.file);
     std::vector<std::unique_ptr<analysis::TraceReport>> reports;
     std::vector<analysis::RankInput> ranks;
     for (const std::string& f : files) {
@@ -93,6 +90,12 @@ int run_report(const ReportArgs& args) {
       std::printf("%s\n", analysis::ranks_json(rows).c_str());
     } else {
       print_ranks(rows, stdout);
+      std::vector<formats::torch_fr::Dump> fr_dumps;
+      if (readers::read_torch_fr_dir(args.file, &fr_dumps).ok())
+        std::printf(
+            "this directory also holds PyTorch flight recorder dumps of %zu rank%s: "
+            "gpuprobe report --flight-recorder %s\n",
+            fr_dumps.size(), fr_dumps.size() == 1 ? "" : "s", args.file.c_str());
     }
     return 0;
   }
@@ -134,12 +137,17 @@ void add_report_command(CLI::App& app, CommandRun* run) {
       "report",
       "where time went and why latency jittered: kernel and range tables, GPU idle breakdown, "
       "latency percentiles, outliers and what overlapped them; DIR: a trace per rank, "
-      "stragglers flagged; a dump: what its trigger fired on, explained");
+      "stragglers flagged; a dump: what its trigger fired on, explained; --flight-recorder DIR: "
+      "PyTorch's flight recorder dumps, the first collective a rank never joined");
   auto args = std::make_shared<ReportArgs>();
   cmd->add_option("FILE", args->file,
                   "a trace, a directory of traces (one per rank), or a flight recorder dump")
       ->required();
   cmd->add_flag("--json", args->json, "the report as JSON (schema in docs/report.md)");
+  cmd->add_flag("--flight-recorder", args->flight_recorder,
+                "DIR holds PyTorch flight recorder dumps (TORCH_FR_BUFFER_SIZE), one per rank: "
+                "match their collectives, name the first that not every rank joined, and place "
+                "it on the timelines of gpuprobe's traces in DIR");
   cmd->add_option("--html", args->html, "write the report as an HTML page with plots")
       ->type_name("OUT.html");
   cmd->add_option("--limit", args->text.limit, "rows per table")->type_name("N");

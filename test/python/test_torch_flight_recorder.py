@@ -1,0 +1,115 @@
+"""`gpuprobe report --flight-recorder DIR` on PyTorch's own flight recorder dumps of a real
+two-process torch.distributed job (gloo, on the CPU) with a planted hang: rank 1 skips one
+all-reduce, rank 0's times out, both dump. The first collective a rank never joined is checked
+against the dumps read with Python's pickle and against PyTorch's own analyzer (fr_trace), and
+placed on the gpuprobe traces the ranks recorded."""
+import json
+import os
+import pathlib
+import pickle
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+BUILD = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build"))
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="module")
+def hang(tmp_path_factory):
+    pytest.importorskip("torch")
+    import torch.distributed as dist
+    if not dist.is_available() or not dist.is_gloo_available():
+        pytest.skip("skipped: this torch has no gloo backend")
+    out = tmp_path_factory.mktemp("hang")
+    # Step 2's all-reduce: rank 1 sleeps in its place past the 3 s timeout.
+    subprocess.run([sys.executable, str(HERE / "dist_workload.py"), str(out), "--backend", "gloo",
+                    "--world", "2", "--steps", "4", "--recorder", "gpuprobe", "--hang-step", "2",
+                    "--hang-rank", "1", "--timeout", "3"],
+                   check=True, capture_output=True, timeout=300)
+    return out
+
+
+def report(directory):
+    out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--flight-recorder", str(directory),
+                          "--json"], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def test_the_rank_that_skipped_a_collective_is_named(hang):
+    dumps = {r: pickle.load(open(hang / f"fr_rank_{r}", "rb")) for r in (0, 1)}
+    seqs = {r: [e["collective_seq_id"] for e in d["entries"] if e["process_group"][0] == "0"]
+            for r, d in dumps.items()}
+    # What the dumps hold, read by Python: rank 0 issued one collective more than rank 1.
+    assert max(seqs[0]) == max(seqs[1]) + 1
+    r = report(hang)
+    assert r["schema"] == "gpuprobe.collectives/1"
+    assert r["ranks"] == [0, 1]
+    assert r["version"] == dumps[0]["version"]
+    g = r["groups"][r["first_mismatch"]]
+    assert g["process_group"] == "0" and g["desc"] == "default_pg"
+    assert g["matched"] == max(seqs[1]) - min(seqs[1]) + 1
+    m = g["mismatch"]
+    assert m["kind"] == "missing"
+    assert m["seq"] == max(seqs[0])
+    assert m["missing"] == [1]
+    assert [j["rank"] for j in m["joined"]] == [0]
+    last0 = dumps[0]["entries"][-1]
+    assert m["joined"][0]["name"] == last0["profiling_name"] == "gloo:all_reduce"
+    assert m["joined"][0]["created_ns"] == m["created_ns"] == last0["time_created_ns"]
+    assert m["joined"][0]["where"].startswith("dist_workload.py:")
+    assert m["last_of_missing"][0]["seq"] == max(seqs[1])
+
+
+def test_it_agrees_with_pytorchs_own_analyzer(hang, tmp_path):
+    fr_trace = pytest.importorskip("torch.distributed.flight_recorder.fr_trace")
+    # PyTorch's gloo recorder writes its process groups' config under an empty name, which its
+    # analyzer cannot look up (KeyError): give it the config from the entries, as NCCL's dumps
+    # carry it. Our reader needs no such help.
+    for r in (0, 1):
+        d = pickle.load(open(hang / f"fr_rank_{r}", "rb"))
+        if "0" not in d["pg_config"]:
+            d["pg_config"] = {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1]"}}
+        pickle.dump(d, open(tmp_path / f"fr_rank_{r}", "wb"))
+    text = subprocess.run([sys.executable, "-m", fr_trace.__name__, str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    said = text.stdout + text.stderr
+    seq = re.search(r"Not all ranks joining collective, sequence number: (\d+)", said)
+    missing = re.search(r"missing ranks: \{([\d, ]+)\}", said)
+    assert seq and missing, said
+    m = report(hang)["groups"][0]["mismatch"]
+    assert m["seq"] == int(seq.group(1))
+    assert m["missing"] == [int(x) for x in missing.group(1).split(",")]
+
+
+def test_the_mismatch_is_placed_on_gpuprobes_timeline(hang):
+    timeline = {t["rank"]: t for t in report(hang)["timeline"]}
+    assert sorted(timeline) == [0, 1]
+    # Rank 0 was inside its all-reduce (it waited there until the timeout); rank 1 never
+    # entered one: it was computing, then went into the planted range instead.
+    assert [o["name"] for o in timeline[0]["open"]] == ["all_reduce"]
+    in_rank1 = [o["name"] for o in timeline[1]["open"]]
+    nxt = timeline[1]["next"]
+    assert "all_reduce" not in in_rank1
+    assert "planted hang: sleeps instead of joining" in in_rank1 or \
+        nxt["name"] == "planted hang: sleeps instead of joining"
+
+
+def test_text_report_and_bad_directories(hang, tmp_path):
+    out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--flight-recorder", str(hang)],
+                         check=True, capture_output=True, text=True).stdout
+    assert "first mismatch: process group 0 (default_pg), collective" in out
+    assert "rank 1 never joined" in out
+    shutil.copy(hang / "rank0.json", tmp_path / "rank0.json")
+    bad = subprocess.run([str(BUILD / "gpuprobe"), "report", "--flight-recorder", str(tmp_path)],
+                         capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert "no flight recorder dumps" in bad.stderr
+    (tmp_path / "fr_rank_0").write_bytes(b"\x80\x02cos\nsystem\nX\x02\x00\x00\x00ls\x85R.")
+    bad = subprocess.run([str(BUILD / "gpuprobe"), "report", "--flight-recorder", str(tmp_path)],
+                         capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert "not a reference to os.system" in bad.stderr

@@ -1,0 +1,170 @@
+#include "tools/collective_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "analysis/collective_match.h"
+#include "analysis/ranges_at.h"
+#include "readers/torch_flight_recorder_reader.h"
+#include "readers/trace_file.h"
+#include "tools/commands/command.h"
+
+namespace gpuprobe::tools {
+namespace {
+
+// One rank's gpuprobe trace, read for what was open at the mismatch.
+struct RankTimeline {
+  RankTimeline(std::string f, std::int64_t at_ns) : file(std::move(f)), at(at_ns) {}
+  std::string file;
+  analysis::RangesAt at;
+};
+
+// The gpuprobe traces in `dir` (Chrome JSON or Perfetto, as `gpuprobe report DIR` takes them)
+// that say which rank they are, read for time `at_ns`. A file that is not a trace is passed over.
+std::vector<std::unique_ptr<RankTimeline>> timelines(const std::string& dir, std::int64_t at_ns) {
+  std::vector<std::unique_ptr<RankTimeline>> out;
+  for (const std::string& file : trace_files_in(dir)) {
+    auto t = std::make_unique<RankTimeline>(file, at_ns);
+    if (!readers::read_trace_file(t->file, t->at).ok() || t->at.rank() < 0) continue;
+    out.push_back(std::move(t));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a->at.rank() < b->at.rank(); });
+  return out;
+}
+
+double ms_between(std::int64_t from_ns, std::int64_t to_ns) { return (to_ns - from_ns) / 1e6; }
+
+std::string ranks_text(const std::vector<int>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += std::to_string(ranks[i]);
+  }
+  return out;
+}
+
+std::string where_text(const analysis::CollectiveSide& s) {
+  return s.where.empty() ? std::string() : " at " + s.where;
+}
+
+void print_text(const analysis::CollectiveMatch& m,
+                const std::vector<std::unique_ptr<RankTimeline>>& traces) {
+  std::printf("PyTorch flight recorder: ranks %s (dump version %s), %zu process group%s\n",
+              ranks_text(m.ranks).c_str(), m.version.c_str(), m.groups.size(),
+              m.groups.size() == 1 ? "" : "s");
+  for (const analysis::GroupMatch& g : m.groups) {
+    std::printf(
+        "  process group %s (%s), ranks %s%s: collectives %lld..%lld held by every buffer, "
+        "%lld joined alike by every rank",
+        g.pg_name.c_str(), g.pg_desc.c_str(), ranks_text(g.members).c_str(),
+        g.members_inferred ? " [as seen in the dumps]" : "", static_cast<long long>(g.first_seq),
+        static_cast<long long>(g.last_seq), static_cast<long long>(g.matched));
+    if (g.p2p > 0) std::printf(", %lld point-to-point not matched", static_cast<long long>(g.p2p));
+    if (!g.without_dump.empty())
+      std::printf("; no dump from rank %s, not judged", ranks_text(g.without_dump).c_str());
+    std::printf("\n");
+  }
+  if (m.first_mismatch < 0) {
+    std::printf("every rank joined every collective alike: no hang or desync among them\n");
+    return;
+  }
+  const analysis::GroupMatch& g = m.groups[static_cast<std::size_t>(m.first_mismatch)];
+  if (g.desync) {
+    std::printf(
+        "\nfirst mismatch: process group %s (%s), collective %lld: ranks issued different "
+        "operations\n",
+        g.pg_name.c_str(), g.pg_desc.c_str(), static_cast<long long>(g.seq));
+  } else {
+    std::printf(
+        "\nfirst mismatch: process group %s (%s), collective %lld: rank%s %s never joined\n",
+        g.pg_name.c_str(), g.pg_desc.c_str(), static_cast<long long>(g.seq),
+        g.missing.size() == 1 ? "" : "s", ranks_text(g.missing).c_str());
+  }
+  for (const analysis::CollectiveSide& s : g.joined)
+    std::printf("  rank %d issued %s %s %s%s, state %s\n", s.rank, s.name.c_str(),
+                s.input_sizes.c_str(), s.input_dtypes.c_str(), where_text(s).c_str(),
+                s.state.c_str());
+  for (const analysis::CollectiveSide& s : g.last_of_missing) {
+    if (s.seq < 0 && s.name.empty()) {
+      std::printf("  rank %d recorded no operation at all\n", s.rank);
+      continue;
+    }
+    std::printf(
+        "  rank %d's last operation: collective %lld %s of process group %s%s, state %s, "
+        "issued %.1f ms %s\n",
+        s.rank, static_cast<long long>(s.seq), s.name.c_str(), s.pg_name.c_str(),
+        where_text(s).c_str(), s.state.c_str(), std::abs(ms_between(s.created_ns, g.created_ns)),
+        s.created_ns <= g.created_ns ? "before" : "after");
+  }
+  if (traces.empty()) return;
+  std::printf("on gpuprobe's timeline when the first rank issued it:\n");
+  for (const auto& t : traces) {
+    const analysis::RangesAt& at = t->at;
+    const std::string file = std::filesystem::path(t->file).filename().string();
+    if (at.open_ranges().empty()) {
+      if (at.first_ns() > at.last_ns()) {
+        std::printf("  rank %d (%s): no events\n", at.rank(), file.c_str());
+      } else if (at.last_ns() <= g.created_ns) {
+        std::printf("  rank %d (%s): its trace ends %.1f ms before\n", at.rank(), file.c_str(),
+                    ms_between(at.last_ns(), g.created_ns));
+      } else {
+        std::printf("  rank %d (%s): in no range", at.rank(), file.c_str());
+        if (const auto& n = at.next_range(); !n.name.empty())
+          std::printf("; next, thread %s began \"%s\" %.1f ms later (lasted %.1f ms)",
+                      n.thread.c_str(), n.name.c_str(), ms_between(g.created_ns, n.begin_ns),
+                      ms_between(n.begin_ns, n.end_ns));
+        std::printf("\n");
+      }
+      continue;
+    }
+    for (const analysis::RangesAt::Open& o : at.open_ranges())
+      std::printf("  rank %d (%s): thread %s in \"%s\" (began %.1f ms before, lasted %.1f ms)\n",
+                  at.rank(), file.c_str(), o.thread.c_str(), o.name.c_str(),
+                  ms_between(o.begin_ns, g.created_ns), ms_between(o.begin_ns, o.end_ns));
+  }
+}
+
+}  // namespace
+
+int run_collective_report(const std::string& dir, bool json) {
+  std::vector<formats::torch_fr::Dump> dumps;
+  if (Status s = readers::read_torch_fr_dir(dir, &dumps); !s.ok()) return fail(s);
+  const analysis::CollectiveMatch m = analysis::match_collectives(dumps);
+  std::vector<std::unique_ptr<RankTimeline>> traces;
+  if (m.first_mismatch >= 0)
+    traces = timelines(dir, m.groups[static_cast<std::size_t>(m.first_mismatch)].created_ns);
+  if (!json) {
+    print_text(m, traces);
+    return 0;
+  }
+  nlohmann::json out = nlohmann::json::parse(analysis::collective_match_json(m));
+  nlohmann::json timeline = nlohmann::json::array();
+  for (const auto& t : traces) {
+    nlohmann::json open = nlohmann::json::array();
+    for (const analysis::RangesAt::Open& o : t->at.open_ranges())
+      open.push_back(
+          {{"thread", o.thread}, {"name", o.name}, {"begin_ns", o.begin_ns}, {"end_ns", o.end_ns}});
+    const analysis::RangesAt::Open& n = t->at.next_range();
+    nlohmann::json next = nullptr;
+    if (!n.name.empty())
+      next = {
+          {"thread", n.thread}, {"name", n.name}, {"begin_ns", n.begin_ns}, {"end_ns", n.end_ns}};
+    timeline.push_back({{"rank", t->at.rank()},
+                        {"file", t->file},
+                        {"open", open},
+                        {"next", next},
+                        {"first_ns", t->at.first_ns()},
+                        {"last_ns", t->at.last_ns()}});
+  }
+  out["timeline"] = timeline;
+  std::printf("%s\n", out.dump().c_str());
+  return 0;
+}
+
+}  // namespace gpuprobe::tools

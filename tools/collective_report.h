@@ -1,0 +1,14 @@
+// `gpuprobe report --flight-recorder DIR`: PyTorch's flight recorder dumps of several ranks,
+// matched by process group and sequence id (analysis/collective_match.h); the first collective
+// not every rank joined, and — where DIR also holds gpuprobe's traces of those ranks — what each
+// rank was doing on gpuprobe's timeline when the first rank issued it.
+#pragma once
+
+#include <string>
+
+namespace gpuprobe::tools {
+
+// Prints the report (text, or JSON with `json`) to stdout; returns the exit status.
+int run_collective_report(const std::string& dir, bool json);
+
+}  // namespace gpuprobe::tools
