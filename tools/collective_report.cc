@@ -144,21 +144,18 @@ int run_collective_report(const std::string& dir, bool json) {
     return 0;
   }
   nlohmann::json out = nlohmann::json::parse(analysis::collective_match_json(m));
+  const auto range_json = [](const analysis::RangesAt::Open& o) -> nlohmann::json {
+    if (o.name.empty()) return nullptr;
+    return {{"thread", o.thread}, {"name", o.name}, {"begin_ns", o.begin_ns}, {"end_ns", o.end_ns}};
+  };
   nlohmann::json timeline = nlohmann::json::array();
   for (const auto& t : traces) {
     nlohmann::json open = nlohmann::json::array();
-    for (const analysis::RangesAt::Open& o : t->at.open_ranges())
-      open.push_back(
-          {{"thread", o.thread}, {"name", o.name}, {"begin_ns", o.begin_ns}, {"end_ns", o.end_ns}});
-    const analysis::RangesAt::Open& n = t->at.next_range();
-    nlohmann::json next = nullptr;
-    if (!n.name.empty())
-      next = {
-          {"thread", n.thread}, {"name", n.name}, {"begin_ns", n.begin_ns}, {"end_ns", n.end_ns}};
+    for (const analysis::RangesAt::Open& o : t->at.open_ranges()) open.push_back(range_json(o));
     timeline.push_back({{"rank", t->at.rank()},
                         {"file", t->file},
                         {"open", open},
-                        {"next", next},
+                        {"next", range_json(t->at.next_range())},
                         {"first_ns", t->at.first_ns()},
                         {"last_ns", t->at.last_ns()}});
   }
