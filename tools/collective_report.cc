@@ -107,26 +107,26 @@ void print_text(const analysis::CollectiveMatch& m,
   for (const auto& t : traces) {
     const analysis::RangesAt& at = t->at;
     const std::string file = std::filesystem::path(t->file).filename().string();
-    if (at.open_ranges().empty()) {
-      if (at.first_ns() > at.last_ns()) {
-        std::printf("  rank %d (%s): no events\n", at.rank(), file.c_str());
-      } else if (at.last_ns() <= g.created_ns) {
-        std::printf("  rank %d (%s): its trace ends %.1f ms before\n", at.rank(), file.c_str(),
-                    ms_between(at.last_ns(), g.created_ns));
-      } else {
-        std::printf("  rank %d (%s): in no range", at.rank(), file.c_str());
-        if (const auto& n = at.next_range(); !n.name.empty())
-          std::printf("; next, thread %s began \"%s\" %.1f ms later (lasted %.1f ms)",
-                      n.thread.c_str(), n.name.c_str(), ms_between(g.created_ns, n.begin_ns),
-                      ms_between(n.begin_ns, n.end_ns));
-        std::printf("\n");
-      }
+    if (at.first_ns() > at.last_ns()) {
+      std::printf("  rank %d (%s): no events\n", at.rank(), file.c_str());
       continue;
     }
+    if (at.last_ns() <= g.created_ns) {
+      std::printf("  rank %d (%s): its trace ends %.1f ms before\n", at.rank(), file.c_str(),
+                  ms_between(at.last_ns(), g.created_ns));
+      continue;
+    }
+    if (at.open_ranges().empty())
+      std::printf("  rank %d (%s): in no range\n", at.rank(), file.c_str());
     for (const analysis::RangesAt::Open& o : at.open_ranges())
       std::printf("  rank %d (%s): thread %s in \"%s\" (began %.1f ms before, lasted %.1f ms)\n",
                   at.rank(), file.c_str(), o.thread.c_str(), o.name.c_str(),
                   ms_between(o.begin_ns, g.created_ns), ms_between(o.begin_ns, o.end_ns));
+    // What the rank went on to do: for one that never joined, often what it did instead.
+    if (const auto& n = at.next_range(); !n.name.empty())
+      std::printf("    next: thread %s began \"%s\" %.1f ms later (lasted %.1f ms)\n",
+                  n.thread.c_str(), n.name.c_str(), ms_between(g.created_ns, n.begin_ns),
+                  ms_between(n.begin_ns, n.end_ns));
   }
 }
 

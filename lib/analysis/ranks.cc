@@ -1,7 +1,9 @@
 #include "analysis/ranks.h"
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "analysis/kernel_class.h"
@@ -20,10 +22,44 @@ double median_of_others(const std::vector<double>& values, std::size_t skip) {
   return others.empty() ? 0 : others[(others.size() - 1) / 2];
 }
 
+// A rank's time per step by (kind, name): kernels by their time, ranges by their self time (so
+// that an outer range does not also count its children's). Steps and collectives left out.
+using PerStep = std::map<std::pair<std::string, std::string>, double>;
+PerStep per_step(const ReportResult& r, double steps) {
+  PerStep out;
+  for (const NameStats* s : r.names.kernels)
+    if (kernel_class_from_name(s->name) != "communication")
+      out[{"kernel", s->name}] += ms(s->total_ns) / steps;
+  for (const NameStats* s : r.names.ranges)
+    if (s->name != formats::kStepName && kernel_class_from_name(s->name) != "communication")
+      out[{"range", s->name}] += ms(s->self_ns) / steps;
+  return out;
+}
+
+// What in rank `i` exceeds the other ranks' median per step by the most.
+void find_excess(const std::vector<PerStep>& all, std::size_t i, RankRow* row) {
+  double best = 0;
+  for (const auto& [key, mine] : all[i]) {
+    std::vector<double> values;
+    for (const PerStep& p : all) {
+      auto it = p.find(key);
+      values.push_back(it == p.end() ? 0 : it->second);
+    }
+    const double others = median_of_others(values, i);
+    if (mine - others <= best) continue;
+    best = mine - others;
+    row->excess_kind = key.first;
+    row->excess_name = key.second;
+    row->excess_ms = mine;
+    row->others_ms = others;
+  }
+}
+
 }  // namespace
 
 std::vector<RankRow> rank_rows(const std::vector<RankInput>& ranks, double ratio) {
   std::vector<RankRow> rows;
+  std::vector<PerStep> per_steps;
   for (const RankInput& input : ranks) {
     const ReportResult& r = *input.report;
     RankRow row;
@@ -49,6 +85,7 @@ std::vector<RankRow> rank_rows(const std::vector<RankInput>& ranks, double ratio
     row.gpu_busy_percent = r.gpu.busiest_percent();
     row.top_cause = r.jitter.cause_summary.empty() ? "" : r.jitter.cause_summary[0].cause;
     rows.push_back(row);
+    per_steps.push_back(per_step(r, per));
   }
   std::vector<double> steps, work, collective;
   for (const RankRow& row : rows) {
@@ -72,6 +109,10 @@ std::vector<RankRow> rank_rows(const std::vector<RankInput>& ranks, double ratio
       continue;
     }
     row.straggler = true;
+    find_excess(per_steps, i, &row);
+    if (!row.excess_name.empty())
+      row.why += absl::StrFormat("; most of it: %s %s, %.3f ms per step against %.3f ms",
+                                 row.excess_kind, row.excess_name, row.excess_ms, row.others_ms);
   }
   return rows;
 }
@@ -89,7 +130,13 @@ std::string ranks_json(const std::vector<RankRow>& rows) {
                  {"gpu_busy_percent", row.gpu_busy_percent},
                  {"top_cause", row.top_cause},
                  {"straggler", row.straggler},
-                 {"why", row.why}});
+                 {"why", row.why},
+                 {"excess", row.excess_name.empty()
+                                ? nlohmann::json(nullptr)
+                                : nlohmann::json{{"kind", row.excess_kind},
+                                                 {"name", row.excess_name},
+                                                 {"ms_per_step", row.excess_ms},
+                                                 {"others_ms_per_step", row.others_ms}}}});
   }
   return nlohmann::json{{"schema", "gpuprobe.ranks/1"}, {"ranks", a}}.dump(
       1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -27,6 +27,11 @@ struct RankRow {
   std::string top_cause;  // of the jitter outliers, "" when none
   bool straggler = false;
   std::string why;  // for a straggler: which time exceeds the others' median, by how much
+  // For a straggler, what most of its extra time is: the kernel, or the range by its self time
+  // (outside its child ranges), that exceeds the other ranks' median by the most per step.
+  // Steps and collectives are not candidates. Empty when nothing exceeds.
+  std::string excess_kind, excess_name;  // kind: "kernel" or "range"
+  double excess_ms = 0, others_ms = 0;   // per step: this rank's, the others' median
 };
 
 struct RankInput {
@@ -35,7 +40,7 @@ struct RankInput {
 };
 
 // Rows in `ranks`' order; a straggler's step or work time exceeds `straggler_ratio` times the
-// median of the other ranks'.
+// median of the other ranks', and its `why` ends with its excess when it has one.
 std::vector<RankRow> rank_rows(const std::vector<RankInput>& ranks, double straggler_ratio);
 
 // The rows as JSON (docs/report.md: gpuprobe.ranks/1).

@@ -9,8 +9,8 @@ straggler the others wait for inside the all-reduce). Each rank writes its own t
 Rank r computes on GPU r modulo the GPUs there are (cuda; the default with nccl, which needs a
 GPU per rank) or on the CPU (the default with gloo). The torch recorder is torch.profiler (Kineto's
 Chrome JSON, with its "gloo:all_reduce" / NCCL events); the gpuprobe recorder is a Session per
-rank (rank and world size in the trace, CUPTI kernels on cuda) with a range around the
-all-reduce and a step per iteration.
+rank (rank and world size in the trace, CUPTI kernels on cuda) with ranges around the forward and
+backward passes and around the all-reduce, and a step per iteration.
 
 With --hang-step, rank --hang-rank skips that step's all-reduce and waits past the collective
 timeout instead (in a range "planted hang: sleeps instead of joining"); the others' all-reduce
@@ -83,19 +83,26 @@ def _worker(rank, args, rendezvous):
         for g in grads:
             dist.all_reduce(g)
 
-    def step(record_collective, hang=False):
+    def compute():
         for _ in range(repeats):
             model(x).square().mean().backward()
+
+    def step(record_range, hang=False):
+        if record_range is None:
+            compute()
+        else:
+            with record_range("forward+backward"):
+                compute()
         grads = [p.grad for p in model.parameters()]
         if hang and rank == args.hang_rank:
-            with record_collective("planted hang: sleeps instead of joining"):
+            with record_range("planted hang: sleeps instead of joining"):
                 time.sleep(args.timeout + 2)
             return False
-        if record_collective is None:
+        if record_range is None:
             all_reduce(grads)
         else:
             try:
-                with record_collective("all_reduce"):
+                with record_range("all_reduce"):
                     all_reduce(grads)
                     if cuda:
                         torch.cuda.synchronize()

@@ -76,6 +76,14 @@ def test_a_real_two_rank_job_names_its_straggler(tmp_path, recorder):
     assert ranks[0]["collective_ms"] > ranks[1]["collective_ms"] > 0
     assert ranks[1]["work_ms"] > 1.1 * ranks[0]["work_ms"]
     assert "outside collectives" in ranks[1]["why"] or "step" in ranks[1]["why"]
+    # What most of the extra time is: the work done four times over (gpuprobe's range around it;
+    # in torch.profiler's trace one of the operators it runs), well above the other rank's.
+    excess = ranks[1]["excess"]
+    assert excess is not None and ranks[0]["excess"] is None
+    assert excess["ms_per_step"] > 2 * excess["others_ms_per_step"], excess
+    if recorder == "gpuprobe":
+        assert (excess["kind"], excess["name"]) == ("range", "forward+backward")
+    assert f"most of it: {excess['kind']} {excess['name']}" in ranks[1]["why"]
 
 
 def test_json_report_has_kernel_classes_and_self_times(tmp_path):
