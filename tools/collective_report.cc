@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "analysis/analysis.h"
 #include "analysis/collective_match.h"
 #include "analysis/ranges_at.h"
 #include "readers/torch_flight_recorder_reader.h"
@@ -37,8 +38,6 @@ std::vector<std::unique_ptr<RankTimeline>> timelines(const std::string& dir, std
             [](const auto& a, const auto& b) { return a->at.rank() < b->at.rank(); });
   return out;
 }
-
-double ms_between(std::int64_t from_ns, std::int64_t to_ns) { return (to_ns - from_ns) / 1e6; }
 
 std::string ranks_text(const std::vector<int>& ranks) {
   std::string out;
@@ -99,7 +98,7 @@ void print_text(const analysis::CollectiveMatch& m,
         "  rank %d's last operation: collective %lld %s of process group %s%s, state %s, "
         "issued %.1f ms %s\n",
         s.rank, static_cast<long long>(s.seq), s.name.c_str(), s.pg_name.c_str(),
-        where_text(s).c_str(), s.state.c_str(), std::abs(ms_between(s.created_ns, g.created_ns)),
+        where_text(s).c_str(), s.state.c_str(), std::abs(analysis::ms(g.created_ns - s.created_ns)),
         s.created_ns <= g.created_ns ? "before" : "after");
   }
   if (traces.empty()) return;
@@ -113,7 +112,7 @@ void print_text(const analysis::CollectiveMatch& m,
     }
     if (at.last_ns() <= g.created_ns) {
       std::printf("  rank %d (%s): its trace ends %.1f ms before\n", at.rank(), file.c_str(),
-                  ms_between(at.last_ns(), g.created_ns));
+                  analysis::ms(g.created_ns - at.last_ns()));
       continue;
     }
     if (at.open_ranges().empty())
@@ -121,12 +120,12 @@ void print_text(const analysis::CollectiveMatch& m,
     for (const analysis::RangesAt::Open& o : at.open_ranges())
       std::printf("  rank %d (%s): thread %s in \"%s\" (began %.1f ms before, lasted %.1f ms)\n",
                   at.rank(), file.c_str(), o.thread.c_str(), o.name.c_str(),
-                  ms_between(o.begin_ns, g.created_ns), ms_between(o.begin_ns, o.end_ns));
+                  analysis::ms(g.created_ns - o.begin_ns), analysis::ms(o.end_ns - o.begin_ns));
     // What the rank went on to do: for one that never joined, often what it did instead.
     if (const auto& n = at.next_range(); !n.name.empty())
       std::printf("    next: thread %s began \"%s\" %.1f ms later (lasted %.1f ms)\n",
-                  n.thread.c_str(), n.name.c_str(), ms_between(g.created_ns, n.begin_ns),
-                  ms_between(n.begin_ns, n.end_ns));
+                  n.thread.c_str(), n.name.c_str(), analysis::ms(n.begin_ns - g.created_ns),
+                  analysis::ms(n.end_ns - n.begin_ns));
   }
 }
 

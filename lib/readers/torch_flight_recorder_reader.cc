@@ -148,14 +148,22 @@ Status read_torch_fr_dump(const std::string& path, fr::Dump* out) {
   return Status();
 }
 
+std::vector<std::string> torch_fr_dump_files(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string path = entry.path().string();
+    if (entry.is_regular_file(ec) && looks_like_torch_fr_dump(path)) files.push_back(path);
+  }
+  return files;
+}
+
 Status read_torch_fr_dir(const std::string& dir, std::vector<fr::Dump>* out) {
   out->clear();
   std::error_code ec;
-  std::filesystem::directory_iterator it(dir, ec);
-  if (ec) return Status::Error(dir + ": " + ec.message());
-  for (const auto& entry : it) {
-    const std::string path = entry.path().string();
-    if (!entry.is_regular_file(ec) || !looks_like_torch_fr_dump(path)) continue;
+  if (!std::filesystem::is_directory(dir, ec))
+    return Status::Error(dir + ": " + (ec ? ec.message() : "not a directory"));
+  for (const std::string& path : torch_fr_dump_files(dir)) {
     fr::Dump d;
     if (Status s = read_torch_fr_dump(path, &d); !s.ok()) return s;
     out->push_back(std::move(d));

@@ -14,6 +14,9 @@ namespace gpuprobe::readers {
 // byte opens a pickle (protocol 2 or later).
 bool looks_like_torch_fr_dump(const std::string& path);
 
+// The files in directory `dir` that look like dumps, unordered; none when it cannot be read.
+std::vector<std::string> torch_fr_dump_files(const std::string& dir);
+
 // Reads one dump; the rank comes from the file name. On bad input one error naming the file.
 Status read_torch_fr_dump(const std::string& path, formats::torch_fr::Dump* out);
 

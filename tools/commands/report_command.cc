@@ -90,12 +90,12 @@ int run_report(const ReportArgs& args) {
       std::printf("%s\n", analysis::ranks_json(rows).c_str());
     } else {
       print_ranks(rows, stdout);
-      std::vector<formats::torch_fr::Dump> fr_dumps;
-      if (readers::read_torch_fr_dir(args.file, &fr_dumps).ok())
+      const std::size_t fr_dumps = readers::torch_fr_dump_files(args.file).size();
+      if (fr_dumps > 0)
         std::printf(
             "this directory also holds PyTorch flight recorder dumps of %zu rank%s: "
             "gpuprobe report --flight-recorder %s\n",
-            fr_dumps.size(), fr_dumps.size() == 1 ? "" : "s", args.file.c_str());
+            fr_dumps, fr_dumps == 1 ? "" : "s", args.file.c_str());
     }
     return 0;
   }
