@@ -64,7 +64,8 @@ void PerfettoSink::write_gpu_event(const GpuActivity& a, const TimeBase& time) {
   }
   // The arguments, from the table both readers read back (formats/gpu_args.h).
   const std::int64_t dur_ns = time.wall_ns(a.end) - time.wall_ns(a.start);
-  std::vector<Annotation> args;
+  std::vector<Annotation>& args = gpu_annotations_;
+  args.clear();
   for (const formats::GpuArg& arg : formats::gpu_args()) {
     if (!arg.carried(a)) continue;
     switch (arg.type) {
@@ -85,8 +86,18 @@ void PerfettoSink::write_gpu_event(const GpuActivity& a, const TimeBase& time) {
     }
   }
   static const std::vector<Annotation> kNone;
-  track_event(process_seq_, time.wall_ns(a.start), event::kSliceBegin, track, a.name, true,
-              kGpuCategories + static_cast<int>(a.kind), args, flow, terminating, nullptr);
+  const std::int64_t start_ns = time.wall_ns(a.start);
+  const int category = kGpuCategories + static_cast<int>(a.kind);
+  const std::uint64_t name_iid = interned_name(process_seq_, a.name);
+  const auto category_iid = process_seq_.categories.find(category);
+  if (name_iid == 0 || category_iid == process_seq_.categories.end() || start_ns < base_ns_ ||
+      !append_annotated_event(process_seq_, static_cast<std::uint64_t>(start_ns - base_ns_),
+                              event::kSliceBegin, track, name_iid, category_iid->second, args, flow,
+                              terminating)) {
+    // What is new to the sequence is interned in the packet of its first use.
+    track_event(process_seq_, start_ns, event::kSliceBegin, track, a.name, true, category, args,
+                flow, terminating, nullptr);
+  }
   track_event(process_seq_, time.wall_ns(a.end), event::kSliceEnd, track, nullptr, false, -1, kNone,
               0, 0, nullptr);
 }

@@ -186,14 +186,127 @@ std::size_t PerfettoSink::encode_simple_event(char* out, std::uint32_t sequence,
   return n;
 }
 
-std::uint64_t PerfettoSink::interned_name(Sequence& seq, const char* name) {
-  auto& recent =
-      seq.recent_names[(reinterpret_cast<std::uintptr_t>(name) >> 4) % seq.recent_names.size()];
-  if (recent.first == name) return recent.second;
-  const auto it = seq.names.find(name);
-  if (it == seq.names.end()) return 0;
-  recent = {name, it->second};
+namespace {
+
+// The iid `key` has in `interned`, or 0: first in `recent`, a direct-mapped cache by address in
+// front of the map, since most events repeat a name seen lately.
+std::uint64_t find_interned(const std::unordered_map<const void*, std::uint64_t>& interned,
+                            std::array<std::pair<const void*, std::uint64_t>, 64>& recent,
+                            const void* key) {
+  // The address's bits mixed, so that string literals a few bytes apart take different slots.
+  auto& slot = recent[(reinterpret_cast<std::uintptr_t>(key) * 0x9E3779B97F4A7C15u) >> 58];
+  if (slot.first == key) return slot.second;
+  const auto it = interned.find(key);
+  if (it == interned.end()) return 0;
+  slot = {key, it->second};
   return it->second;
+}
+
+}  // namespace
+
+std::uint64_t PerfettoSink::interned_name(Sequence& seq, const char* name) {
+  return find_interned(seq.names, seq.recent_names, name);
+}
+
+std::uint64_t PerfettoSink::interned_annotation_name(Sequence& seq, const char* name) {
+  return find_interned(seq.annotation_names, seq.recent_annotation_names, name);
+}
+
+bool PerfettoSink::append_annotated_event(Sequence& seq, std::uint64_t ts, int type,
+                                          std::uint64_t track, std::uint64_t name_iid,
+                                          std::uint64_t category_iid,
+                                          const std::vector<Annotation>& annotations,
+                                          std::uint64_t flow, std::uint64_t terminating_flow) {
+  const auto field_size = [](std::uint32_t field, std::uint64_t v) {
+    return varint_size(std::uint64_t{field} << 3) + varint_size(v);
+  };
+  const auto put_field = [](char* out, std::size_t& n, std::uint32_t field, int wire_type,
+                            std::uint64_t v) {
+    put_varint(out, n, std::uint64_t{field} << 3 | static_cast<std::uint64_t>(wire_type));
+    put_varint(out, n, v);
+  };
+  constexpr int kVarint = 0, kFixed64 = 1, kLengthDelimited = 2;
+  // Sizes first: each annotation's, then the event's, then the packet's.
+  std::array<std::uint64_t, 64> iids;
+  std::array<std::size_t, 64> annotation_sizes;
+  if (annotations.size() > iids.size()) return false;
+  std::size_t event_size = field_size(event::kType, static_cast<std::uint64_t>(type)) +
+                           field_size(event::kTrackUuid, track) +
+                           field_size(event::kNameIid, name_iid) +
+                           field_size(event::kCategoryIids, category_iid);
+  if (flow != 0) event_size += varint_size(std::uint64_t{event::kFlowIds} << 3) + 8;
+  if (terminating_flow != 0) {
+    event_size += varint_size(std::uint64_t{event::kTerminatingFlowIds} << 3) + 8;
+  }
+  for (std::size_t i = 0; i < annotations.size(); ++i) {
+    const Annotation& a = annotations[i];
+    iids[i] = interned_annotation_name(seq, a.name);
+    if (iids[i] == 0) return false;
+    std::size_t size = field_size(annotation::kNameIid, iids[i]);
+    switch (a.kind) {
+      case Annotation::kInt:
+        size += field_size(annotation::kIntValue, static_cast<std::uint64_t>(a.i));
+        break;
+      case Annotation::kDouble:
+        size += varint_size(std::uint64_t{annotation::kDoubleValue} << 3) + 8;
+        break;
+      case Annotation::kString: {
+        const std::size_t length = std::strlen(a.s);
+        if (length > kMaxAnnotatedPacket) return false;
+        size += field_size(annotation::kStringValue, length) + length;
+        break;
+      }
+    }
+    annotation_sizes[i] = size;
+    event_size += field_size(event::kDebugAnnotations, size) + size;
+  }
+  const std::size_t packet_size = field_size(packet::kTimestamp, ts) +
+                                  field_size(packet::kSequenceId, seq.id) +
+                                  field_size(packet::kTrackEvent, event_size) + event_size +
+                                  field_size(packet::kSequenceFlags, kSeqNeedsIncrementalState);
+  if (field_size(kTracePacket, packet_size) + packet_size > kMaxAnnotatedPacket) return false;
+  char out[kMaxAnnotatedPacket];
+  std::size_t n = 0;
+  put_field(out, n, kTracePacket, kLengthDelimited, packet_size);
+  put_field(out, n, packet::kTimestamp, kVarint, ts);
+  put_field(out, n, packet::kSequenceId, kVarint, seq.id);
+  put_field(out, n, packet::kTrackEvent, kLengthDelimited, event_size);
+  put_field(out, n, event::kType, kVarint, static_cast<std::uint64_t>(type));
+  put_field(out, n, event::kTrackUuid, kVarint, track);
+  put_field(out, n, event::kNameIid, kVarint, name_iid);
+  put_field(out, n, event::kCategoryIids, kVarint, category_iid);
+  for (const auto& [field, id] : {std::pair{event::kFlowIds, flow},
+                                  std::pair{event::kTerminatingFlowIds, terminating_flow}}) {
+    if (id == 0) continue;
+    put_varint(out, n, std::uint64_t{field} << 3 | kFixed64);
+    std::memcpy(out + n, &id, 8);  // fixed64, little-endian hosts
+    n += 8;
+  }
+  for (std::size_t i = 0; i < annotations.size(); ++i) {
+    const Annotation& a = annotations[i];
+    put_field(out, n, event::kDebugAnnotations, kLengthDelimited, annotation_sizes[i]);
+    put_field(out, n, annotation::kNameIid, kVarint, iids[i]);
+    switch (a.kind) {
+      case Annotation::kInt:
+        put_field(out, n, annotation::kIntValue, kVarint, static_cast<std::uint64_t>(a.i));
+        break;
+      case Annotation::kDouble:
+        put_varint(out, n, std::uint64_t{annotation::kDoubleValue} << 3 | kFixed64);
+        std::memcpy(out + n, &a.d, 8);
+        n += 8;
+        break;
+      case Annotation::kString: {
+        const std::size_t length = std::strlen(a.s);
+        put_field(out, n, annotation::kStringValue, kLengthDelimited, length);
+        std::memcpy(out + n, a.s, length);
+        n += length;
+        break;
+      }
+    }
+  }
+  put_field(out, n, packet::kSequenceFlags, kVarint, kSeqNeedsIncrementalState);
+  buf_.append(out, n);
+  return true;
 }
 
 void PerfettoSink::track_event(Sequence& seq, std::int64_t wall_ns, int type, std::uint64_t track,

@@ -39,6 +39,7 @@ class PerfettoSink : public Sink {
     // In front of `names`: most events repeat a recent name, found here without hashing.
     std::array<std::pair<const void*, std::uint64_t>, 64> recent_names{};
     std::unordered_map<const void*, std::uint64_t> annotation_names;
+    std::array<std::pair<const void*, std::uint64_t>, 64> recent_annotation_names{};
     std::unordered_map<int, std::uint64_t> categories;
   };
   // A debug annotation of an event.
@@ -70,8 +71,20 @@ class PerfettoSink : public Sink {
                                          int type, std::uint64_t track, std::uint64_t name_iid,
                                          std::uint64_t category_iid, const double* counter);
   static constexpr std::size_t kMaxSimplePacket = 96;
+  // Appends the TrackEvent packet of an event with annotations or flows whose name, category
+  // and annotation names `seq` has all interned already, encoded front to back like
+  // encode_simple_event: a GPU activity's BEGIN, once its sequence has seen its name. Returns
+  // false, having written nothing, when something is not interned yet or the packet would
+  // exceed kMaxAnnotatedPacket bytes (a long string argument): track_event() writes it then.
+  bool append_annotated_event(Sequence& seq, std::uint64_t ts, int type, std::uint64_t track,
+                              std::uint64_t name_iid, std::uint64_t category_iid,
+                              const std::vector<Annotation>& annotations, std::uint64_t flow,
+                              std::uint64_t terminating_flow);
+  static constexpr std::size_t kMaxAnnotatedPacket = 1024;
   // The iid `name` has on `seq`, or 0 when it is not interned there yet.
   std::uint64_t interned_name(Sequence& seq, const char* name);
+  // The iid the annotation name `name` has on `seq`, or 0 when it is not interned there yet.
+  std::uint64_t interned_annotation_name(Sequence& seq, const char* name);
   void track_descriptor(std::uint64_t uuid, std::uint64_t parent, const std::string& name,
                         const ThreadInfo* thread, std::int64_t tid, bool counter, bool no_merge);
   std::uint64_t gpu_stream_track(std::uint32_t device, std::uint32_t stream);
@@ -82,6 +95,7 @@ class PerfettoSink : public Sink {
   OutputFile out_;
   std::string& buf_ = out_.buffer();  // what is written goes here
   std::vector<std::string> scratch_;
+  std::vector<Annotation> gpu_annotations_;  // write_gpu_event's, reused from event to event
   TraceInfo info_;
   std::int64_t base_ns_ = 0;
   Sequence process_seq_;  // descriptors, GPU work and API calls

@@ -41,6 +41,7 @@ struct Decoded {
     std::string name;
     std::int64_t wall_ns;
     const pp::TrackEvent* event;
+    std::map<std::string, std::string> args;  // debug annotations, names resolved, values as text
   };
   pp::Trace trace;
   std::map<std::uint64_t, pp::TrackDescriptor> tracks;
@@ -57,6 +58,7 @@ Decoded decode(const std::string& path) {
     std::uint64_t default_track = 0;
     std::int64_t clock_origin = -1;  // wall ns at session clock 0
     std::map<std::uint64_t, std::string> names;
+    std::map<std::uint64_t, std::string> annotation_names;
   };
   std::map<std::uint32_t, SequenceState> sequences;
   for (const pp::TracePacket& p : d.trace.packet()) {
@@ -73,6 +75,8 @@ Decoded decode(const std::string& path) {
       }
     }
     for (const auto& n : p.interned_data().event_names()) seq.names[n.iid()] = n.name();
+    for (const auto& n : p.interned_data().debug_annotation_names())
+      seq.annotation_names[n.iid()] = n.name();
     if (p.has_track_descriptor()) d.tracks[p.track_descriptor().uuid()] = p.track_descriptor();
     if (!p.has_track_event()) continue;
     const pp::TrackEvent& e = p.track_event();
@@ -89,8 +93,19 @@ Decoded decode(const std::string& path) {
     const std::int64_t wall = p.timestamp_clock_id() == 1
                                   ? static_cast<std::int64_t>(p.timestamp())
                                   : seq.clock_origin + static_cast<std::int64_t>(p.timestamp());
-    d.events.push_back(
-        {e.type(), e.has_track_uuid() ? e.track_uuid() : seq.default_track, name, wall, &e});
+    std::map<std::string, std::string> args;
+    for (const pp::DebugAnnotation& a : e.debug_annotations()) {
+      const auto it = seq.annotation_names.find(a.name_iid());
+      if (it == seq.annotation_names.end()) {
+        if (d.error.empty()) d.error = "annotation name_iid not interned";
+        continue;
+      }
+      args[it->second] = a.has_int_value()      ? std::to_string(a.int_value())
+                         : a.has_double_value() ? std::to_string(a.double_value())
+                                                : a.string_value();
+    }
+    d.events.push_back({e.type(), e.has_track_uuid() ? e.track_uuid() : seq.default_track, name,
+                        wall, &e, std::move(args)});
   }
   return d;
 }
@@ -188,7 +203,7 @@ TEST_CASE(
   info.pid = 4242;
   info.start_wall_ns = 1'764'460'800'000'000'000;
   const TimeBase time(0, info.start_wall_ns, 1.0);
-  std::vector<GpuActivity> activities(3);
+  std::vector<GpuActivity> activities(4);
   GpuActivity& launch = activities[0];
   launch.kind = GpuActivityKind::kRuntimeApi;
   launch.name = "cudaLaunchKernel";
@@ -196,13 +211,17 @@ TEST_CASE(
   launch.thread_id = 555;
   launch.start = 1000;
   launch.end = 3000;
-  for (int i = 1; i <= 2; ++i) {
+  const CallSite step{"training step", "", "", 0, 0, Category::kApp};
+  for (int i = 1; i <= 3; ++i) {
     GpuActivity& k = activities[i];
     k.kind = GpuActivityKind::kKernel;
     k.name = "add_kernel";
-    k.correlation = i == 1 ? 42 : 43;
+    k.correlation = 41 + i;
     k.stream = i == 1 ? 7 : 13;
     k.grid[0] = 128;
+    k.block[0] = 128 << i;
+    k.registers_per_thread = 30 + i;
+    if (i > 1) k.range = &step;  // a string argument, new to the trace in the second kernel
     k.start = 5000 * i;
     k.end = 5000 * i + 800;
   }
@@ -233,7 +252,7 @@ TEST_CASE(
   REQUIRE(streams["stream 7"].sibling_merge_behavior() ==
           pp::TrackDescriptor::SIBLING_MERGE_BEHAVIOR_NONE);
   const auto kernels = with_name(d, "add_kernel");
-  REQUIRE(kernels.size() == 2);
+  REQUIRE(kernels.size() == 3);
   REQUIRE(kernels[0].track == streams["stream 7"].uuid());
   REQUIRE(kernels[1].track == streams["stream 13"].uuid());
   REQUIRE(kernels[0].wall_ns - info.start_wall_ns == 5000);
@@ -245,6 +264,21 @@ TEST_CASE(
   REQUIRE(d.tracks.at(call.track).name() == "CUDA API thread (CUPTI id 555)");
   // Kernel details as debug annotations, names interned.
   REQUIRE(kernels[0].event->debug_annotations_size() >= 5);
+  // Every argument with its own value. The sink writes a packet whose names are all interned on
+  // its sequence by a path of its own (the third kernel's; the second interns "range"): the
+  // decoded packets must not tell the two apart.
+  for (int i = 0; i < 3; ++i) {
+    INFO("kernel " << i);
+    const auto& args = kernels[static_cast<std::size_t>(i)].args;
+    REQUIRE(args.at("correlation") == std::to_string(42 + i));
+    REQUIRE(args.at("stream") == (i == 0 ? "7" : "13"));
+    REQUIRE(args.at("grid.x") == "128");
+    REQUIRE(args.at("block.x") == std::to_string(256 << i));
+    REQUIRE(args.at("registers per thread") == std::to_string(31 + i));
+    REQUIRE(args.size() == kernels[0].args.size() + (i == 0 ? 0 : 1));
+    if (i > 0) REQUIRE(args.at("range") == "training step");
+  }
+  REQUIRE(kernels[2].event->terminating_flow_ids(0) == 44);
   bool interned_annotations = false;
   for (const pp::TracePacket& p : d.trace.packet())
     interned_annotations |= p.interned_data().debug_annotation_names_size() > 0;
