@@ -173,10 +173,17 @@ if [ "$part" = production ]; then
     PYTHONPATH="$pkg" timeout 200 python3 bench/python/always_on_calls.py --device cuda \
       ${CALLS_ARGS:-} 2>&1 | grep -v "Warning\|^gpuprobe: " | tee "$out/always_on_calls.txt" | tail -40
   fi
+  # PARTS_PROCESSES=N: N processes in turn (default 1), each its own layout of the same code, and
+  # last the two ranges' cost per process pooled (a process's figure moves by +-0.4 us with it).
   if [[ $parts == *parts* && -z ${PARTS_BASELINE:-} ]]; then
-    echo "== what each per-request part of always-on adds (bench/python/always_on_parts.py)"
-    PYTHONPATH="$pkg" timeout 300 python3 bench/python/always_on_parts.py --device cuda \
-      ${PARTS_ARGS:-} 2>&1 | grep -v "Warning\|^gpuprobe: " | tee "$out/always_on_parts.txt" | tail -12
+    for process in $(seq "${PARTS_PROCESSES:-1}"); do
+      echo "== what each per-request part of always-on adds, process $process (bench/python/always_on_parts.py)"
+      PYTHONPATH="$pkg" timeout 300 python3 bench/python/always_on_parts.py --device cuda \
+        ${PARTS_ARGS:-} 2>&1 | grep -v "Warning\|^gpuprobe: " | tee -a "$out/always_on_parts.txt" | tail -12
+    done
+    grep '+ graph range - off ' "$out/always_on_parts.txt" |
+      awk '{pct = $(NF-4) + 0; n++; sum += pct; if (n == 1 || pct > max) max = pct; if (pct <= 1) under++}
+        END {if (n) printf "the two ranges over %d processes: mean %+.2f %% of a request, max %+.2f %%, <= 1 %% in %d\n", n, sum / n, max, under}'
   fi
   # PARTS_BASELINE=DIR: an earlier source tree (carried in the git-ignored .deps/), its package
   # built beside this one, and the parts of both measured in turn on the same machine,
@@ -214,6 +221,24 @@ if [ "$part" = production ]; then
   fi
   echo "== a dump of a full 256 MiB window"
   [[ $parts == *dump* ]] && build-gpu/bench/flight_bench --benchmark_filter=FullWindow 2>&1 | tee "$out/full_window.txt" | tail -3
+  # DUMP_BASELINE=DIR: an earlier source tree (in .deps/); its flight_bench and this tree's write
+  # the Perfetto dump of a full window in turn, DUMP_ROUNDS times each (default 3), the order
+  # flipped every round.
+  if [[ $parts == *dump* && -n ${DUMP_BASELINE:-} ]]; then
+    cmake -S "$DUMP_BASELINE" -B build-baseline -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_PREFIX_PATH="$prefix/usr" -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null 2>&1
+    cmake --build build-baseline --target flight_bench 2>&1 | tail -1
+    for round in $(seq "${DUMP_ROUNDS:-3}"); do
+      order="this baseline"
+      [ $((round % 2)) = 0 ] && order="baseline this"
+      for version in $order; do
+        bench=build-gpu/bench/flight_bench
+        [ "$version" = baseline ] && bench=build-baseline/bench/flight_bench
+        printf 'round %s %-8s ' "$round" "$version"
+        "$bench" --benchmark_filter='FullWindow.*formats:0' 2>&1 | grep '^BM_FullWindow' | awk '{print $2, $3}'
+      done
+    done | tee "$out/full_window_ab.txt"
+  fi
   exit 0
 fi
 
@@ -229,7 +254,7 @@ fi
 # ranks: a two-rank data-parallel job (NCCL where there are two GPUs; with one, both ranks share
 # it and all-reduce through gloo) under each recorder, rank 1 computing 4x as much; then the same
 # with a planted hang (rank 1 skips an all-reduce), PyTorch's flight recorder dumps read by
-# `gpuprobe report --flight-recorder`.
+# `gpuprobe report --flight-recorder`. RANKS_TIMEOUT: seconds each job may take (default 300).
 ranks() {
   if [ ! -x build-gpu/gpuprobe ]; then
     configure
@@ -241,16 +266,17 @@ ranks() {
   backend=gloo; [ "$gpus" -ge 2 ] && backend=nccl
   echo "== several ranks: a data-parallel job on $gpus GPU(s) over $backend, rank 1 computing 4x as much"
   for recorder in gpuprobe torch; do
-    PYTHONPATH="$pkg" timeout 300 python3 test/python/dist_workload.py "$out/ranks_$recorder" \
+    PYTHONPATH="$pkg" timeout "${RANKS_TIMEOUT:-300}" python3 test/python/dist_workload.py "$out/ranks_$recorder" \
       --backend $backend --device cuda --world 2 --slow-rank 1 --steps 20 --recorder "$recorder" \
       >"$out/ranks_$recorder.log" 2>&1 || tail -5 "$out/ranks_$recorder.log"
     build-gpu/gpuprobe report "$out/ranks_$recorder" 2>&1 | tee "$out/ranks_$recorder.txt"
     build-gpu/gpuprobe report "$out/ranks_$recorder/rank1.json" --limit 5 >"$out/ranks_${recorder}_rank1.txt" 2>&1
   done
   echo "== a planted hang over $backend: rank 1 skips step 5's all-reduce; the flight recorder's dumps"
-  PYTHONPATH="$pkg" timeout 300 python3 test/python/dist_workload.py "$out/ranks_hang" \
+  PYTHONPATH="$pkg" timeout "${RANKS_TIMEOUT:-300}" python3 test/python/dist_workload.py "$out/ranks_hang" \
     --backend $backend --device cuda --world 2 --steps 10 --recorder gpuprobe --hang-step 5 \
-    --hang-rank 1 --timeout 10 >"$out/ranks_hang.log" 2>&1 || tail -5 "$out/ranks_hang.log"
+    --hang-rank 1 --timeout 10 >"$out/ranks_hang.log" 2>&1 ||
+    grep -v "Warning\|warn\|^W1" "$out/ranks_hang.log" | tail -60  # a stuck rank's stack too
   ls "$out/ranks_hang"
   build-gpu/gpuprobe report --flight-recorder "$out/ranks_hang" 2>&1 | tee "$out/ranks_hang.txt"
 }

@@ -21,6 +21,7 @@ timeout: TORCH_FR_DUMP_ON_TIMEOUT) — for `gpuprobe report --flight-recorder OU
 """
 import argparse
 import datetime
+import faulthandler
 import os
 import pathlib
 import tempfile
@@ -60,6 +61,10 @@ def _dump_flight_recorder(backend, rank, prefix):
 
 def _worker(rank, args, rendezvous):
     prefix = _flight_recorder_env(args.backend, args.out) if args.hang_step is not None else None
+    if prefix is not None:
+        # A rank still running well past the planted timeout prints where it waits (on the
+        # first NCCL run, two H200s, rank 0 neither raised nor dumped within 75 s).
+        faulthandler.dump_traceback_later(3 * args.timeout + 20)
     dist.init_process_group(args.backend, init_method=f"file://{rendezvous}", rank=rank,
                             world_size=args.world,
                             timeout=datetime.timedelta(seconds=args.timeout))
@@ -144,6 +149,7 @@ def _worker(rank, args, rendezvous):
                 gpuprobe.step()
     if prefix is not None:
         _dump_flight_recorder(args.backend, rank, prefix)
+        faulthandler.cancel_dump_traceback_later()
         return  # the group is broken: no barrier, and its teardown is left to the exit
     dist.barrier()
     dist.destroy_process_group()
