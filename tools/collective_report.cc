@@ -70,7 +70,23 @@ void print_text(const analysis::CollectiveMatch& m,
     std::printf("\n");
   }
   if (m.first_mismatch < 0) {
-    std::printf("every rank joined every collective alike: no hang or desync among them\n");
+    std::vector<int> undumped;
+    for (const analysis::GroupMatch& g : m.groups) {
+      for (int r : g.without_dump) {
+        if (std::find(undumped.begin(), undumped.end(), r) == undumped.end()) undumped.push_back(r);
+      }
+    }
+    if (undumped.empty()) {
+      std::printf("every rank joined every collective alike: no hang or desync among them\n");
+      return;
+    }
+    // A rank stuck in a collective, or killed, may be exactly the one that wrote no dump.
+    std::sort(undumped.begin(), undumped.end());
+    std::printf(
+        "the ranks that dumped joined every collective alike; rank %s wrote no dump, so this does "
+        "not rule out a hang: a rank stuck or killed may dump nothing (its stack, or a dump asked "
+        "of it, would tell)\n",
+        ranks_text(undumped).c_str());
     return;
   }
   const analysis::GroupMatch& g = m.groups[static_cast<std::size_t>(m.first_mismatch)];

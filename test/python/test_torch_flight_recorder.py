@@ -113,3 +113,20 @@ def test_text_report_and_bad_directories(hang, tmp_path):
                          capture_output=True, text=True)
     assert bad.returncode == 1
     assert "not a reference to os.system" in bad.stderr
+
+
+def test_a_rank_without_a_dump_is_not_called_healthy(hang, tmp_path):
+    # As on the first NCCL run (two H200s): the rank stuck in the collective wrote no dump, and
+    # the one dump there agrees with itself, which must not read as "no hang". NCCL's dumps list
+    # the group's ranks in pg_config (gloo's file them under an empty name: filled in here).
+    d = pickle.load(open(hang / "fr_rank_1", "rb"))
+    d["pg_config"] = {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1]"}}
+    pickle.dump(d, open(tmp_path / "fr_rank_1", "wb"))
+    out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--flight-recorder", str(tmp_path)],
+                         check=True, capture_output=True, text=True).stdout
+    assert "no dump from rank 0, not judged" in out
+    assert "rank 0 wrote no dump, so this does not rule out a hang" in out
+    assert "no hang or desync" not in out
+    r = report(tmp_path)
+    assert r["first_mismatch"] is None or r["first_mismatch"] < 0
+    assert r["groups"][0]["without_dump"] == [0]
