@@ -2,7 +2,9 @@
 
 #include <time.h>
 
+#include <array>
 #include <cstring>
+#include <type_traits>
 
 #include "formats/category_names.h"
 #include "formats/kineto.h"
@@ -193,7 +195,9 @@ namespace {
 std::uint64_t find_interned(const std::unordered_map<const void*, std::uint64_t>& interned,
                             std::array<std::pair<const void*, std::uint64_t>, 64>& recent,
                             const void* key) {
-  // The address's bits mixed, so that string literals a few bytes apart take different slots.
+  // The address's bits mixed (Fibonacci hashing: the product's top 6 bits pick one of the 64
+  // slots), so that string literals a few bytes apart take different slots.
+  static_assert(std::tuple_size_v<std::remove_reference_t<decltype(recent)>> == 64);
   auto& slot = recent[(reinterpret_cast<std::uintptr_t>(key) * 0x9E3779B97F4A7C15u) >> 58];
   if (slot.first == key) return slot.second;
   const auto it = interned.find(key);
