@@ -63,7 +63,8 @@ void PerfettoSink::write_gpu_event(const GpuActivity& a, const TimeBase& time) {
     if (a.correlation != 0) terminating = a.correlation;
   }
   // The arguments, from the table both readers read back (formats/gpu_args.h).
-  const std::int64_t dur_ns = time.wall_ns(a.end) - time.wall_ns(a.start);
+  const std::int64_t start_ns = time.wall_ns(a.start), end_ns = time.wall_ns(a.end);
+  const std::int64_t dur_ns = end_ns - start_ns;
   std::vector<Annotation>& args = gpu_annotations_;
   args.clear();
   for (const formats::GpuArg& arg : formats::gpu_args()) {
@@ -86,7 +87,6 @@ void PerfettoSink::write_gpu_event(const GpuActivity& a, const TimeBase& time) {
     }
   }
   static const std::vector<Annotation> kNone;
-  const std::int64_t start_ns = time.wall_ns(a.start);
   const int category = kGpuCategories + static_cast<int>(a.kind);
   const std::uint64_t name_iid = interned_name(process_seq_, a.name);
   const auto category_iid = process_seq_.categories.find(category);
@@ -98,8 +98,8 @@ void PerfettoSink::write_gpu_event(const GpuActivity& a, const TimeBase& time) {
     track_event(process_seq_, start_ns, event::kSliceBegin, track, a.name, true, category, args,
                 flow, terminating, nullptr);
   }
-  track_event(process_seq_, time.wall_ns(a.end), event::kSliceEnd, track, nullptr, false, -1, kNone,
-              0, 0, nullptr);
+  track_event(process_seq_, end_ns, event::kSliceEnd, track, nullptr, false, -1, kNone, 0, 0,
+              nullptr);
 }
 
 void PerfettoSink::write_devices() {

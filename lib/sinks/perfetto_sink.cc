@@ -233,6 +233,7 @@ bool PerfettoSink::append_annotated_event(Sequence& seq, std::uint64_t ts, int t
   // Sizes first: each annotation's, then the event's, then the packet's.
   std::array<std::uint64_t, 64> iids;
   std::array<std::size_t, 64> annotation_sizes;
+  std::array<std::size_t, 64> string_lengths;  // of kString values, measured once
   if (annotations.size() > iids.size()) return false;
   std::size_t event_size = field_size(event::kType, static_cast<std::uint64_t>(type)) +
                            field_size(event::kTrackUuid, track) +
@@ -255,7 +256,7 @@ bool PerfettoSink::append_annotated_event(Sequence& seq, std::uint64_t ts, int t
         size += varint_size(std::uint64_t{annotation::kDoubleValue} << 3) + 8;
         break;
       case Annotation::kString: {
-        const std::size_t length = std::strlen(a.s);
+        const std::size_t length = string_lengths[i] = std::strlen(a.s);
         if (length > kMaxAnnotatedPacket) return false;
         size += field_size(annotation::kStringValue, length) + length;
         break;
@@ -300,7 +301,7 @@ bool PerfettoSink::append_annotated_event(Sequence& seq, std::uint64_t ts, int t
         n += 8;
         break;
       case Annotation::kString: {
-        const std::size_t length = std::strlen(a.s);
+        const std::size_t length = string_lengths[i];
         put_field(out, n, annotation::kStringValue, kLengthDelimited, length);
         std::memcpy(out + n, a.s, length);
         n += length;
