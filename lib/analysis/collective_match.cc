@@ -10,24 +10,6 @@ namespace {
 
 namespace fr = formats::torch_fr;
 
-// The innermost frame of the program's own code: the first outside torch's files (and outside
-// Python's "<string>"-like pseudo files), as "file.py:42 in step".
-std::string where_of(const fr::Entry& e) {
-  for (const fr::Frame& f : e.frames) {
-    if (f.file.find("/torch/") != std::string::npos || f.file.empty() || f.file[0] == '<') continue;
-    const std::size_t slash = f.file.rfind('/');
-    return f.file.substr(slash == std::string::npos ? 0 : slash + 1) + ":" +
-           std::to_string(f.line) + " in " + f.name;
-  }
-  return {};
-}
-
-CollectiveSide side_of(int rank, const fr::Entry& e) {
-  return {rank,           e.pg_name, e.collective_seq_id, e.profiling_name,  e.input_sizes,
-          e.input_dtypes, e.state,   e.time_created_ns,   e.time_started_ns, e.time_completed_ns,
-          where_of(e)};
-}
-
 bool same_collective(const fr::Entry& a, const fr::Entry& b) {
   return a.profiling_name == b.profiling_name && a.input_sizes == b.input_sizes &&
          a.input_dtypes == b.input_dtypes;
@@ -73,9 +55,7 @@ GroupMatch match_group(const std::vector<fr::Dump>& dumps, const std::string& pg
     auto& seqs = by_rank[r];
     for (const fr::Entry& e : it->second->entries) {
       if (e.pg_name != pg_name) continue;
-      if (e.is_p2p) {
-        ++g.p2p;
-      } else if (e.collective_seq_id >= 0) {
+      if (!is_point_to_point(e) && e.collective_seq_id >= 0) {
         seqs.emplace(e.collective_seq_id, &e);
       }
     }
@@ -110,17 +90,10 @@ GroupMatch match_group(const std::vector<fr::Dump>& dumps, const std::string& pg
     g.seq = s;
     g.created_ns = INT64_MAX;
     for (const CollectiveSide& j : g.joined) g.created_ns = std::min(g.created_ns, j.created_ns);
-    for (int r : g.missing) {
-      const fr::Dump& d = *dump_of[r];
-      const fr::Entry* last = nullptr;
-      for (const fr::Entry& e : d.entries)
-        if (last == nullptr || e.time_created_ns >= last->time_created_ns) last = &e;
-      CollectiveSide none;
-      none.rank = r;
-      g.last_of_missing.push_back(last != nullptr ? side_of(r, *last) : none);
-    }
+    for (int r : g.missing) g.last_of_missing.push_back(last_operation(*dump_of[r]));
     break;
   }
+  g.p2p = match_p2p(dump_of, g.members, pg_name);
   return g;
 }
 
@@ -135,7 +108,8 @@ nlohmann::json side_json(const CollectiveSide& s) {
           {"created_ns", s.created_ns},
           {"started_ns", s.started_ns},
           {"completed_ns", s.completed_ns},
-          {"where", s.where}};
+          {"where", s.where},
+          {"p2p", s.p2p}};
 }
 
 }  // namespace
@@ -146,6 +120,10 @@ CollectiveMatch match_collectives(const std::vector<fr::Dump>& dumps) {
   for (const fr::Dump& d : dumps) {
     m.ranks.push_back(d.rank);
     if (m.version.empty()) m.version = d.version;
+    if (m.backend.empty() && !d.entries.empty()) {
+      const std::string& name = d.entries.front().profiling_name;
+      m.backend = name.substr(0, std::min(name.find(':'), name.size()));
+    }
     for (const fr::Entry& e : d.entries)
       if (std::none_of(groups.begin(), groups.end(),
                        [&](const auto& g) { return g.first == e.pg_name; }))
@@ -158,10 +136,14 @@ CollectiveMatch match_collectives(const std::vector<fr::Dump>& dumps) {
   for (const auto& [name, desc] : groups) {
     m.groups.push_back(match_group(dumps, name, desc));
     const GroupMatch& g = m.groups.back();
-    if (g.mismatch &&
-        (m.first_mismatch < 0 ||
-         g.created_ns < m.groups[static_cast<std::size_t>(m.first_mismatch)].created_ns))
+    for (const bool p2p : {false, true}) {
+      if (!(p2p ? g.p2p.mismatch : g.mismatch)) continue;
+      const std::int64_t created = p2p ? g.p2p.created_ns : g.created_ns;
+      if (m.first_mismatch >= 0 && created >= m.first_created_ns) continue;
       m.first_mismatch = static_cast<int>(m.groups.size() - 1);
+      m.first_is_p2p = p2p;
+      m.first_created_ns = created;
+    }
   }
   return m;
 }
@@ -177,8 +159,12 @@ std::string collective_match_json(const CollectiveMatch& m) {
                         {"first_seq", g.first_seq},
                         {"last_seq", g.last_seq},
                         {"matched", g.matched},
-                        {"p2p", g.p2p},
-                        {"mismatch", nullptr}};
+                        {"p2p", g.p2p.total},
+                        {"p2p_matched", g.p2p.matched},
+                        {"p2p_not_matched", g.p2p.not_matched},
+                        {"p2p_not_matched_why", g.p2p.not_matched_why},
+                        {"mismatch", nullptr},
+                        {"p2p_mismatch", nullptr}};
     if (g.mismatch) {
       nlohmann::json joined = nlohmann::json::array(), last = nlohmann::json::array();
       for (const CollectiveSide& s : g.joined) joined.push_back(side_json(s));
@@ -190,13 +176,31 @@ std::string collective_match_json(const CollectiveMatch& m) {
                        {"last_of_missing", last},
                        {"created_ns", g.created_ns}};
     }
+    if (g.p2p.mismatch) {
+      nlohmann::json sides = nlohmann::json::array();
+      for (const CollectiveSide& s : g.p2p.sides) sides.push_back(side_json(s));
+      j["p2p_mismatch"] = {
+          {"kind", g.p2p.kind},
+          {"src", g.p2p.src},
+          {"dst", g.p2p.dst},
+          {"index", g.p2p.index},
+          {"sides", sides},
+          {"last_of_missing",
+           g.p2p.kind == "desync" ? nlohmann::json(nullptr) : side_json(g.p2p.last_of_missing)},
+          {"created_ns", g.p2p.created_ns}};
+    }
     groups.push_back(std::move(j));
   }
   nlohmann::json out = {{"schema", "gpuprobe.collectives/1"},
                         {"ranks", m.ranks},
                         {"version", m.version},
+                        {"backend", m.backend},
                         {"groups", groups},
-                        {"first_mismatch", m.first_mismatch}};
+                        {"first_mismatch", m.first_mismatch},
+                        {"first_mismatch_kind", m.first_mismatch < 0 ? nlohmann::json(nullptr)
+                                                : m.first_is_p2p     ? "p2p"
+                                                                     : "collective"},
+                        {"first_created_ns", m.first_created_ns}};
   return out.dump();
 }
 

@@ -35,6 +35,9 @@ summary() {
   printf '%-28s %s\n' "ranks (gpuprobe recorder)" "$(grep -E 'straggler:' "$out/ranks_gpuprobe.txt" 2>/dev/null)"
   printf '%-28s %s\n' "ranks (torch.profiler)" "$(grep -E 'straggler:' "$out/ranks_torch.txt" 2>/dev/null)"
   printf '%-28s %s\n' "planted hang (flight rec.)" "$(grep -E '^first mismatch' "$out/ranks_hang.txt" 2>/dev/null)"
+  printf '%-28s %s\n' "hang in a send (p2p)" "$(grep -E '^first mismatch' "$out/ranks_hang_p2p.txt" 2>/dev/null)"
+  printf '%-28s %s\n' "hang, NCCL's watchdog" "$(grep -E '^first mismatch' "$out/ranks_watchdog.txt" 2>/dev/null)"
+  printf '%-28s %s\n' "NCCL kernels in ranges" "$(tail -1 "$out/ranks_nccl_kernels.txt" 2>/dev/null)"
   printf '%-28s %s\n' "python range (recording)" "$(grep 'gpuprobe.range, recording' "$out/python_bench.txt" 2>/dev/null)"
   printf '%-28s %s\n' "python empty ctx manager" "$(grep 'empty Python context manager' "$out/python_bench.txt" 2>/dev/null)"
   printf '%-28s %s\n' "python range in a task" "$(grep 'gpuprobe.range, recording' "$out/python_bench_task.txt" 2>/dev/null)"
@@ -251,34 +254,59 @@ if [ "$part" = serving ]; then
   exit 0
 fi
 
-# ranks: a two-rank data-parallel job (NCCL where there are two GPUs; with one, both ranks share
-# it and all-reduce through gloo) under each recorder, rank 1 computing 4x as much; then the same
-# with a planted hang (rank 1 skips an all-reduce), PyTorch's flight recorder dumps read by
-# `gpuprobe report --flight-recorder`. RANKS_TIMEOUT: seconds each job may take (default 300).
+# ranks: a data-parallel job, one rank per GPU over NCCL where there are several (2, 4 or 8;
+# with one GPU, two ranks share it and all-reduce through gloo), under each recorder, rank 1
+# computing 4x as much: the straggler, NCCL's kernels and the ranges that launched them, the rank
+# label of each rank's metrics. Then a planted hang (rank 1 skips an all-reduce), PyTorch's flight
+# recorder dumps read by `gpuprobe report --flight-recorder`: found by the program's own timeout
+# (every rank's trace complete), and over NCCL also by NCCL's watchdog (which dumps and takes the
+# waiting ranks down). RANKS_TIMEOUT: seconds each job may take (default 300).
 ranks() {
   if [ ! -x build-gpu/gpuprobe ]; then
     configure
     cmake --build build-gpu --target gpuprobe_cli 2>&1 | tail -1
   fi
   [ -d "$pkg/gpuprobe" ] || install_package
-  local gpus backend
+  local gpus backend world job
   gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
-  backend=gloo; [ "$gpus" -ge 2 ] && backend=nccl
-  echo "== several ranks: a data-parallel job on $gpus GPU(s) over $backend, rank 1 computing 4x as much"
+  backend=gloo world=2
+  if [ "$gpus" -ge 2 ]; then backend=nccl world=$((gpus > 8 ? 8 : gpus)); fi
+  job() {  # OUT_NAME ARGS...: the workload, its log, and its output's tail when it fails
+    local name=$1; shift
+    PYTHONPATH="$pkg" timeout "${RANKS_TIMEOUT:-300}" python3 test/python/dist_workload.py "$out/$name" \
+      --backend $backend --device cuda --world "$world" "$@" >"$out/$name.log" 2>&1 ||
+      grep -v "Warning\|warn\|^W1" "$out/$name.log" | tail -60  # a stuck rank's stack too
+  }
+  echo "== several ranks: a data-parallel job, $world ranks on $gpus GPU(s) over $backend, rank 1 computing 4x as much"
   for recorder in gpuprobe torch; do
-    PYTHONPATH="$pkg" timeout "${RANKS_TIMEOUT:-300}" python3 test/python/dist_workload.py "$out/ranks_$recorder" \
-      --backend $backend --device cuda --world 2 --slow-rank 1 --steps 20 --recorder "$recorder" \
-      >"$out/ranks_$recorder.log" 2>&1 || tail -5 "$out/ranks_$recorder.log"
+    job "ranks_$recorder" --slow-rank 1 --steps 20 --recorder "$recorder"
     build-gpu/gpuprobe report "$out/ranks_$recorder" 2>&1 | tee "$out/ranks_$recorder.txt"
     build-gpu/gpuprobe report "$out/ranks_$recorder/rank1.json" --limit 5 >"$out/ranks_${recorder}_rank1.txt" 2>&1
   done
-  echo "== a planted hang over $backend: rank 1 skips step 5's all-reduce; the flight recorder's dumps"
-  PYTHONPATH="$pkg" timeout "${RANKS_TIMEOUT:-300}" python3 test/python/dist_workload.py "$out/ranks_hang" \
-    --backend $backend --device cuda --world 2 --steps 10 --recorder gpuprobe --hang-step 5 \
-    --hang-rank 1 --timeout 10 >"$out/ranks_hang.log" 2>&1 ||
-    grep -v "Warning\|warn\|^W1" "$out/ranks_hang.log" | tail -60  # a stuck rank's stack too
+  if [ $backend = nccl ]; then
+    python3 test/gpu/collective_kernels.py "$out/ranks_gpuprobe" | tee "$out/ranks_nccl_kernels.txt"
+  fi
+  echo "== rank 1's ranges, with the GPU time of the kernels each launched"
+  grep -E "^ranges|GPU ms \(launched\)|^  (ProfilerStep|forward\+backward|all_reduce) " "$out/ranks_gpuprobe_rank1.txt" | head -5
+  echo "== each rank's metrics carry its rank"
+  for prom in "$out"/ranks_gpuprobe/rank*.prom; do
+    echo "$(basename "$prom"): $(grep -v '^#' "$prom" | grep -c 'rank="') of $(grep -vc '^#' "$prom") samples labelled; $(grep '^gpuprobe_step_duration_seconds_count' "$prom")"
+  done | tee "$out/ranks_metrics.txt"
+  local p2p=""; [ $backend = nccl ] && p2p=--p2p  # gloo's recorder keeps no sends or receives
+  echo "== a planted hang over $backend: rank 1 skips step 5's all-reduce, the others time out; the flight recorder's dumps"
+  job ranks_hang --steps 10 --recorder gpuprobe $p2p --hang-step 5 --hang-rank 1 --timeout 10
   ls "$out/ranks_hang"
   build-gpu/gpuprobe report --flight-recorder "$out/ranks_hang" 2>&1 | tee "$out/ranks_hang.txt"
+  if [ $backend = nccl ]; then
+    echo "== a planted hang in a send: rank 1 skips step 5's send to rank $((2 % world)), whose receive times out"
+    job ranks_hang_p2p --steps 10 --recorder gpuprobe --p2p --hang-step 5 --hang-rank 1 --hang-op send --timeout 10
+    build-gpu/gpuprobe report --flight-recorder "$out/ranks_hang_p2p" 2>&1 | tee "$out/ranks_hang_p2p.txt"
+    echo "== the all-reduce hang found by NCCL's watchdog (it dumps on the timeout and takes the waiting ranks down)"
+    job ranks_watchdog --steps 10 --recorder gpuprobe --hang-step 5 --hang-rank 1 --timeout 10 --hang-mode watchdog
+    grep "ended with" "$out/ranks_watchdog.log"
+    ls "$out/ranks_watchdog"
+    build-gpu/gpuprobe report --flight-recorder "$out/ranks_watchdog" 2>&1 | tee "$out/ranks_watchdog.txt"
+  fi
 }
 
 python_tests() {

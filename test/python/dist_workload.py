@@ -3,27 +3,38 @@ pass, then all-reduces its gradients, each step; one rank computes four times as
 straggler the others wait for inside the all-reduce). Each rank writes its own trace.
 
     python dist_workload.py OUTDIR [--backend gloo|nccl] [--device cpu|cuda] [--world N]
-                                   [--slow-rank R] [--steps N] [--recorder torch|gpuprobe]
-                                   [--hang-step N [--hang-rank R] [--timeout S]]
+                                   [--slow-rank R] [--steps N] [--recorder torch|gpuprobe] [--p2p]
+                                   [--hang-step N [--hang-rank R] [--timeout S]
+                                    [--hang-op all_reduce|send] [--hang-mode wait|watchdog]]
 
 Rank r computes on GPU r modulo the GPUs there are (cuda; the default with nccl, which needs a
 GPU per rank) or on the CPU (the default with gloo). The torch recorder is torch.profiler (Kineto's
 Chrome JSON, with its "gloo:all_reduce" / NCCL events); the gpuprobe recorder is a Session per
-rank (rank and world size in the trace, CUPTI kernels on cuda) with ranges around the forward and
-backward passes and around the all-reduce, and a step per iteration.
+rank (rank and world size in the trace and as the label of its metrics, rank<r>.prom; on cuda
+CUPTI's kernels with the API calls that launched them, so that NCCL's kernels are attributed to
+the range that issued them) with ranges around the forward and backward passes and around the
+all-reduce, and a step per iteration. With --p2p each step also passes a small tensor around the
+ranks (send to the next, receive from the one before; range "send/recv").
 
-With --hang-step, rank --hang-rank skips that step's all-reduce and waits past the collective
-timeout instead (in a range "planted hang: sleeps instead of joining"); the others' all-reduce
-times out and raises (with NCCL through TORCH_NCCL_BLOCKING_WAIT). Every rank then dumps PyTorch's
-flight recorder (TORCH_FR_BUFFER_SIZE) into OUTDIR as fr_rank_<rank>, the name
-TORCH_FR_DUMP_TEMP_FILE gives PyTorch's own dumps (NCCL's watchdog may also write one at the
-timeout: TORCH_FR_DUMP_ON_TIMEOUT) — for `gpuprobe report --flight-recorder OUTDIR`.
+With --hang-step, rank --hang-rank skips that step's all-reduce (or, --hang-op send, its send)
+and waits past the timeout instead (in a range "planted hang: ..."). How the others find out:
+- wait (the default): the operation raises after --timeout seconds. gloo's does by itself; with
+  NCCL it is issued asynchronously and waited for with that timeout (the communicator's own
+  timeout is longer, so that its watchdog does not take the process down first). Every rank then
+  dumps PyTorch's flight recorder (TORCH_FR_BUFFER_SIZE) into OUTDIR as fr_rank_<rank>, the name
+  TORCH_FR_DUMP_TEMP_FILE gives PyTorch's own dumps, and its gpuprobe trace is complete.
+- watchdog (NCCL only): as production jobs run: the operations are synchronous and nothing in the
+  program times out; NCCL's watchdog finds the operation past --timeout, dumps the flight
+  recorder itself (TORCH_FR_DUMP_ON_TIMEOUT) and takes the process down, so that rank's gpuprobe
+  trace is lost. The rank that skipped dumps on demand.
+Either way: `gpuprobe report --flight-recorder OUTDIR`.
 """
 import argparse
 import datetime
 import faulthandler
 import os
 import pathlib
+import signal
 import tempfile
 import time
 
@@ -39,11 +50,9 @@ def _flight_recorder_env(backend, out):
     variables = {"TORCH_FR_BUFFER_SIZE": "2000", "TORCH_FR_DUMP_TEMP_FILE": prefix,
                  "TORCH_FR_DUMP_ON_TIMEOUT": "1"}
     if backend == "nccl":
-        # Blocking wait: the timed-out all-reduce raises in this process instead of the
-        # watchdog tearing the process down, so the rank's gpuprobe trace is written too.
         variables.update({"TORCH_NCCL_TRACE_BUFFER_SIZE": "2000",
                           "TORCH_NCCL_DEBUG_INFO_TEMP_FILE": prefix,
-                          "TORCH_NCCL_DUMP_ON_TIMEOUT": "1", "TORCH_NCCL_BLOCKING_WAIT": "1"})
+                          "TORCH_NCCL_DUMP_ON_TIMEOUT": "1"})
     os.environ.update(variables)
     return prefix
 
@@ -61,13 +70,16 @@ def _dump_flight_recorder(backend, rank, prefix):
 
 def _worker(rank, args, rendezvous):
     prefix = _flight_recorder_env(args.backend, args.out) if args.hang_step is not None else None
+    # NCCL in wait mode: the program times the planted all-reduce out itself, so the
+    # communicator's timeout is longer and its watchdog does not take the process down first.
+    nccl_wait = prefix is not None and args.backend == "nccl" and args.hang_mode == "wait"
     if prefix is not None:
         # A rank still running well past the planted timeout prints where it waits (on the
         # first NCCL run, two H200s, rank 0 neither raised nor dumped within 75 s).
-        faulthandler.dump_traceback_later(3 * args.timeout + 20)
+        faulthandler.dump_traceback_later(2 * args.timeout + 10)
     dist.init_process_group(args.backend, init_method=f"file://{rendezvous}", rank=rank,
                             world_size=args.world,
-                            timeout=datetime.timedelta(seconds=args.timeout))
+                            timeout=datetime.timedelta(seconds=args.timeout * (4 if nccl_wait else 1)))
     cuda = args.device == "cuda"
     device = torch.device("cuda", rank % torch.cuda.device_count()) if cuda else torch.device("cpu")
     if cuda:
@@ -84,9 +96,41 @@ def _worker(rank, args, rendezvous):
     x = torch.randn(4096 if cuda else 1024, width, device=device)
     repeats = 4 if rank == args.slow_rank else 1
 
-    def all_reduce(grads):
+    token = torch.ones(256, device=device)
+
+    def finish(work, what):
+        # A synchronous NCCL operation returns once it is enqueued, and a GPU that waits for a
+        # peer never finishes it: wait for it on the CPU, with the timeout.
+        if work.wait(timeout=datetime.timedelta(seconds=args.timeout)) is False:
+            raise RuntimeError(f"{what} not done after {args.timeout} s")
+
+    def all_reduce(grads, timed=False):
         for g in grads:
-            dist.all_reduce(g)
+            if timed and nccl_wait:
+                finish(dist.all_reduce(g, async_op=True), "all_reduce")
+            else:
+                dist.all_reduce(g)
+
+    def exchange(record_range=None, timed=False, skip_send=False):
+        """Sends a small tensor to the next rank and receives one from the rank before (even
+        ranks send first, odd ones receive first: one pair at a time, no cycle). With
+        `skip_send` this rank sleeps instead of sending (in a range): returns False."""
+        ops = [("send", (rank + 1) % args.world), ("recv", (rank - 1) % args.world)]
+        for op, peer in ops if rank % 2 == 0 else reversed(ops):
+            if op == "send" and skip_send:
+                planted_sleep(record_range, "planted hang: sleeps instead of sending")
+                return False
+            if timed and nccl_wait:
+                finish((dist.isend if op == "send" else dist.irecv)(token, peer), op)
+            else:
+                (dist.send if op == "send" else dist.recv)(token, peer)
+        return True
+
+    def planted_sleep(record_range, name):
+        with record_range(name):
+            # With the watchdog the others' timeout needs nothing from this rank; it stays
+            # alive (after its dump) while they reach it.
+            time.sleep(1 if args.hang_mode == "watchdog" else args.timeout + 2)
 
     def compute():
         for _ in range(repeats):
@@ -95,30 +139,36 @@ def _worker(rank, args, rendezvous):
     def step(record_range, hang=False):
         if record_range is None:
             compute()
-        else:
-            with record_range("forward+backward"):
-                compute()
+            all_reduce([p.grad for p in model.parameters()])
+            if args.p2p:
+                exchange()
+            if cuda:
+                torch.cuda.synchronize()
+            model.zero_grad(set_to_none=False)
+            return True
+        with record_range("forward+backward"):
+            compute()
         grads = [p.grad for p in model.parameters()]
-        if hang and rank == args.hang_rank:
-            with record_range("planted hang: sleeps instead of joining"):
-                time.sleep(args.timeout + 2)
+        planted = hang and rank == args.hang_rank
+        if planted and args.hang_op == "all_reduce":
+            planted_sleep(record_range, "planted hang: sleeps instead of joining")
             return False
-        if record_range is None:
-            all_reduce(grads)
-        else:
-            try:
-                with record_range("all_reduce"):
-                    all_reduce(grads)
+        try:
+            with record_range("all_reduce"):
+                all_reduce(grads, timed=hang)
+                if cuda:
+                    torch.cuda.synchronize()
+            if args.p2p:
+                with record_range("send/recv"):
+                    if not exchange(record_range, timed=hang, skip_send=planted):
+                        return False
                     if cuda:
                         torch.cuda.synchronize()
-            except RuntimeError as e:  # the planted hang's timeout
-                if not hang:
-                    raise
-                print(f"rank {rank}: all_reduce timed out: {str(e).splitlines()[0][:120]}",
-                      flush=True)
-                return False
-        if cuda:
-            torch.cuda.synchronize()
+        except RuntimeError as e:  # the planted hang's timeout
+            if not hang:
+                raise
+            print(f"rank {rank}: timed out: {str(e).splitlines()[0][:120]}", flush=True)
+            return False
         model.zero_grad(set_to_none=False)
         return True
 
@@ -139,17 +189,27 @@ def _worker(rank, args, rendezvous):
     else:
         import gpuprobe
 
-        config = f"chrome={out},rank={rank},world_size={args.world}"
-        if cuda:
-            config += ",cupti=kernel"
+        config = (f"chrome={out},rank={rank},world_size={args.world},"
+                  f"metrics_file={pathlib.Path(args.out) / f'rank{rank}.prom'}")
+        if cuda:  # the API kinds link each kernel to its launch, and so to the range around it
+            config += ",cupti=kernel+memcpy+memset+runtime+driver"
         with gpuprobe.Session(config):
             for i in range(args.steps):
-                if not step(gpuprobe.range, hang=i == args.hang_step):
+                # From the planted step on every rank times its operations out: with more than
+                # two ranks, some get past the step the hanging rank broke and wait in the next.
+                hang = args.hang_step is not None and i >= args.hang_step
+                if not step(gpuprobe.range, hang=hang):
                     break
                 gpuprobe.step()
     if prefix is not None:
         _dump_flight_recorder(args.backend, rank, prefix)
         faulthandler.cancel_dump_traceback_later()
+        if args.hang_mode == "watchdog":
+            time.sleep(3 * args.timeout)  # alive, its communicator too, while the others time out
+        if args.backend == "nccl":
+            # Every file is written and closed. A communicator with a collective that never
+            # completes is not torn down cleanly at exit (its kernel still waits on the GPU).
+            os._exit(0)
         return  # the group is broken: no barrier, and its teardown is left to the exit
     dist.barrier()
     dist.destroy_process_group()
@@ -170,13 +230,37 @@ def main():
     parser.add_argument("--hang-rank", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=600,
                         help="the collectives' timeout, seconds [default: 600]")
+    parser.add_argument("--p2p", action="store_true",
+                        help="each step also sends a small tensor to the next rank and receives "
+                             "one from the rank before")
+    parser.add_argument("--hang-op", default="all_reduce", choices=["all_reduce", "send"],
+                        help="what the hanging rank skips: the all-reduce, or (with --p2p) its "
+                             "send [default: all_reduce]")
+    parser.add_argument("--hang-mode", default="wait", choices=["wait", "watchdog"],
+                        help="how the others find the hang: the program's own timeout, or NCCL's "
+                             "watchdog [default: wait]")
     args = parser.parse_args()
     if args.hang_step is not None and args.recorder != "gpuprobe":
         parser.error("--hang-step needs --recorder gpuprobe")
+    if args.hang_op == "send" and not args.p2p:
+        parser.error("--hang-op send needs --p2p")
+    if args.hang_mode == "watchdog" and args.backend != "nccl":
+        parser.error("--hang-mode watchdog needs --backend nccl")
     args.device = args.device or ("cuda" if args.backend == "nccl" else "cpu")
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        mp.spawn(_worker, args=(args, os.path.join(tmp, "rendezvous")), nprocs=args.world)
+        rendezvous = os.path.join(tmp, "rendezvous")
+        if args.hang_step is None or args.hang_mode == "wait":
+            mp.spawn(_worker, args=(args, rendezvous), nprocs=args.world)
+            return
+        # The watchdog takes the ranks that time out down; the others finish on their own.
+        # Wait for each (mp.spawn would kill the rest at the first one down) and say how it ended.
+        context = mp.spawn(_worker, args=(args, rendezvous), nprocs=args.world, join=False)
+        for rank, process in enumerate(context.processes):
+            process.join()
+            code = process.exitcode
+            how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+            print(f"rank {rank}: ended with {how}", flush=True)
 
 
 if __name__ == "__main__":

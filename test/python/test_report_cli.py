@@ -69,7 +69,8 @@ def test_a_real_two_rank_job_names_its_straggler(tmp_path, recorder):
     # Two processes all-reduce their gradients every step (gloo); rank 1 computes four times as
     # much, so rank 0 waits for it inside the all-reduce. Both ranks' steps take about as long:
     # the straggler is the one with the most time outside collectives.
-    ranks = cli_json("report", _two_ranks(tmp_path, recorder))["ranks"]
+    out = _two_ranks(tmp_path, recorder)
+    ranks = cli_json("report", out)["ranks"]
     assert [r["rank"] for r in ranks] == [0, 1]
     assert [r["steps"] for r in ranks] == [8, 8]
     assert [r["straggler"] for r in ranks] == [False, True]
@@ -84,6 +85,13 @@ def test_a_real_two_rank_job_names_its_straggler(tmp_path, recorder):
     if recorder == "gpuprobe":
         assert (excess["kind"], excess["name"]) == ("range", "forward+backward")
     assert f"most of it: {excess['kind']} {excess['name']}" in ranks[1]["why"]
+    if recorder == "gpuprobe":
+        # Each rank's production metrics carry its rank as a label, on every sample.
+        for rank in (0, 1):
+            samples = [line for line in (out / f"rank{rank}.prom").read_text().splitlines()
+                       if line and not line.startswith("#")]
+            assert samples and all(f'rank="{rank}"' in line for line in samples), samples[:3]
+            assert 'gpuprobe_step_duration_seconds_count{rank="%d"} 8' % rank in samples
 
 
 def test_json_report_has_kernel_classes_and_self_times(tmp_path):

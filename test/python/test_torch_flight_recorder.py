@@ -130,3 +130,74 @@ def test_a_rank_without_a_dump_is_not_called_healthy(hang, tmp_path):
     r = report(tmp_path)
     assert r["first_mismatch"] is None or r["first_mismatch"] < 0
     assert r["groups"][0]["without_dump"] == [0]
+
+
+def _nccl_like_dump(path, entries):
+    """A dump shaped as NCCL's recorder writes it (pg_config lists the group's ranks; sends and
+    receives name their peers in the group's ranks): gloo's recorder keeps no point-to-point
+    operations, so these come from the fields NCCL's dumps carry."""
+    frames = [{"name": "all_reduce", "filename": "/x/site-packages/torch/distributed/c10d.py",
+               "line": 10}, {"name": "exchange", "filename": "/home/u/pipeline.py", "line": 7}]
+    rows = []
+    for i, (name, seq, p2p_seq, created) in enumerate(entries):
+        rows.append({"record_id": i, "pg_id": 0, "process_group": ("0", "default_pg"),
+                     "collective_seq_id": seq, "p2p_seq_id": p2p_seq, "op_id": i + 1,
+                     "profiling_name": name, "time_created_ns": created,
+                     "input_sizes": [[256]], "input_dtypes": ["Float"],
+                     "output_sizes": [[256]], "output_dtypes": ["Float"], "state": "scheduled",
+                     "time_discovered_started_ns": None, "time_discovered_completed_ns": None,
+                     "retired": False, "timeout_ms": 600000, "is_p2p": "send" in name or "recv" in name,
+                     "frames": frames})
+    dump = {"version": "2.10", "pg_config": {"0": {"name": "0", "desc": "default_pg",
+                                                   "ranks": "[0, 1]"}},
+            "pg_status": {}, "entries": rows}
+    path.write_bytes(pickle.dumps(dump, protocol=2))
+
+
+def test_a_send_no_receive_met_is_named(tmp_path):
+    # Rank 0 sends to rank 1 twice; rank 1 received the first, then went into an all-reduce
+    # (after rank 0's second send, which it never received: that is the first mismatch).
+    ms = 1_000_000
+    _nccl_like_dump(tmp_path / "fr_rank_0", [("nccl:all_reduce", 1, 0, 1 * ms),
+                                            ("nccl:send 0->1", 1, 1, 2 * ms),
+                                            ("nccl:send 0->1", 1, 2, 4 * ms)])
+    _nccl_like_dump(tmp_path / "fr_rank_1", [("nccl:all_reduce", 1, 0, 1 * ms),
+                                            ("nccl:recv 1<-0", 1, 1, 2 * ms),
+                                            ("nccl:all_reduce", 2, 1, 5 * ms)])
+    r = report(tmp_path)
+    assert r["first_mismatch_kind"] == "p2p"
+    g = r["groups"][r["first_mismatch"]]
+    assert (g["p2p"], g["p2p_matched"]) == (3, 1)
+    m = g["p2p_mismatch"]
+    assert (m["kind"], m["src"], m["dst"], m["index"]) == ("unreceived", 0, 1, 1)
+    assert m["sides"][0]["where"] == "pipeline.py:7 in exchange"
+    assert m["last_of_missing"]["name"] == "nccl:all_reduce"
+    out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--flight-recorder", str(tmp_path)],
+                         check=True, capture_output=True, text=True).stdout
+    assert ("collectives 1..2 held by every buffer, 1 joined alike by every rank, collective 2 "
+            "not; point-to-point: 1 sends met by their receives, not operation 2 from rank 0 to "
+            "rank 1") in out
+    assert ("first mismatch: process group 0 (default_pg), point-to-point from rank 0 to rank 1, "
+            "operation 2 of the pair: rank 1 never posted the receive") in out
+    assert "rank 1's last operation: collective 2 nccl:all_reduce" in out
+    assert "issued 1.0 ms after" in out
+
+
+def test_a_hang_in_a_send_over_gloo_is_not_called_healthy_without_saying_why(tmp_path):
+    # Rank 1 skips its send at step 2; rank 0's receive times out. gloo's recorder keeps no
+    # sends or receives, so the dumps agree: the report says what it cannot see.
+    pytest.importorskip("torch")
+    import torch.distributed as dist
+    if not dist.is_available() or not dist.is_gloo_available():
+        pytest.skip("skipped: this torch has no gloo backend")
+    done = subprocess.run([sys.executable, str(HERE / "dist_workload.py"), str(tmp_path),
+                           "--backend", "gloo", "--world", "2", "--steps", "4", "--recorder",
+                           "gpuprobe", "--p2p", "--hang-step", "2", "--hang-op", "send",
+                           "--timeout", "3"], check=True, capture_output=True, text=True,
+                          timeout=300)
+    assert "rank 0: timed out" in done.stdout
+    r = report(tmp_path)
+    assert r["backend"] == "gloo" and r["first_mismatch"] == -1
+    out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--flight-recorder", str(tmp_path)],
+                         check=True, capture_output=True, text=True).stdout
+    assert "gloo's flight recorder keeps no sends or receives" in out
