@@ -19,7 +19,7 @@ ranks (send to the next, receive from the one before; range "send/recv").
 With --hang-step, rank --hang-rank skips that step's all-reduce (or, --hang-op send, its send)
 and waits past the timeout instead (in a range "planted hang: ..."). How the others find out:
 - wait (the default): the operation raises after --timeout seconds. gloo's does by itself; with
-  NCCL it is issued asynchronously and waited for with that timeout (the communicator's own
+  NCCL it is issued asynchronously and polled until that timeout (the communicator's own
   timeout is longer, so that its watchdog does not take the process down first). Every rank then
   dumps PyTorch's flight recorder (TORCH_FR_BUFFER_SIZE) into OUTDIR as fr_rank_<rank>, the name
   TORCH_FR_DUMP_TEMP_FILE gives PyTorch's own dumps, and its gpuprobe trace is complete.
@@ -100,9 +100,14 @@ def _worker(rank, args, rendezvous):
 
     def finish(work, what):
         # A synchronous NCCL operation returns once it is enqueued, and a GPU that waits for a
-        # peer never finishes it: wait for it on the CPU, with the timeout.
-        if work.wait(timeout=datetime.timedelta(seconds=args.timeout)) is False:
-            raise RuntimeError(f"{what} not done after {args.timeout} s")
+        # peer never finishes it: wait for it on the CPU, with the timeout. Polled rather than
+        # work.wait(timeout), whose blocking differs between releases and settings.
+        deadline = time.monotonic() + args.timeout
+        while not work.is_completed():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} not done after {args.timeout} s")
+            time.sleep(0.0005)
+        work.wait()  # raises the operation's error, if it failed
 
     def all_reduce(grads, timed=False):
         for g in grads:
