@@ -1,8 +1,8 @@
 // `gpuprobe report --flight-recorder DIR`: PyTorch's flight recorder dumps of several ranks,
 // matched by process group and sequence id, and NCCL's sends with their receives
-// (analysis/collective_match.h, analysis/p2p_match.h); the first collective not every rank joined
-// alike, or send not received, and — where DIR also holds gpuprobe's traces of those ranks — what each
-// rank was doing on gpuprobe's timeline when the first rank issued it.
+// (analysis/collective_match.h, analysis/p2p_match.h); the first collective not every rank
+// joined alike, or send not received, and — where DIR also holds gpuprobe's traces of those
+// ranks — what each rank was doing on gpuprobe's timeline when the first rank issued it.
 #pragma once
 
 #include <string>
