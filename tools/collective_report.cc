@@ -11,9 +11,12 @@
 #include "analysis/analysis.h"
 #include "analysis/collective_match.h"
 #include "analysis/ranges_at.h"
+#include "core/sink_registry.h"
 #include "readers/torch_flight_recorder_reader.h"
 #include "readers/trace_file.h"
+#include "session/builtin_sinks.h"
 #include "tools/commands/command.h"
+#include "tools/flight_recorder_overlay.h"
 
 namespace gpuprobe::tools {
 namespace {
@@ -201,9 +204,48 @@ void print_text(const analysis::CollectiveMatch& m,
   print_timelines(m.first_created_ns, traces);
 }
 
+// Each rank's trace in `dir` written into `merge_dir` with its flight recorder entries added.
+// What it wrote goes to `log` (stderr when stdout holds JSON).
+int merge_traces(const std::string& dir, const std::string& merge_dir,
+                 const std::vector<formats::torch_fr::Dump>& dumps,
+                 const analysis::CollectiveMatch& m, std::FILE* log) {
+  std::error_code ec;
+  std::filesystem::create_directories(merge_dir, ec);
+  if (ec) return fail(Status::Error("cannot create '" + merge_dir + "': " + ec.message()));
+  session::register_builtin_sinks();
+  int merged = 0;
+  for (const std::string& file : trace_files_in(dir)) {
+    const std::string out =
+        (std::filesystem::path(merge_dir) / std::filesystem::path(file).filename()).string();
+    std::unique_ptr<Sink> sink;
+    if (Status s = core::SinkRegistry::get().create(output_kind(out), out, &sink); !s.ok())
+      return fail(s);
+    FlightRecorderOverlay overlay(*sink, dumps, m);
+    if (Status s = readers::read_trace_file(file, overlay); !s.ok()) return fail(s);
+    if (!overlay.found()) {
+      std::fprintf(log, "wrote %s: its rank has no flight recorder dump, nothing added\n",
+                   out.c_str());
+      continue;
+    }
+    ++merged;
+    std::fprintf(log, "wrote %s: %lld flight recorder events added", out.c_str(),
+                 static_cast<long long>(overlay.added()));
+    if (overlay.outside() > 0)
+      std::fprintf(log, " (%lld entries outside the trace's span left out)",
+                   static_cast<long long>(overlay.outside()));
+    std::fprintf(log, "\n");
+  }
+  if (merged == 0) {
+    std::fprintf(stderr, "gpuprobe: %s holds no gpuprobe trace of a rank with a dump to merge\n",
+                 dir.c_str());
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
-int run_collective_report(const std::string& dir, bool json) {
+int run_collective_report(const std::string& dir, bool json, const std::string& merge_dir) {
   std::vector<formats::torch_fr::Dump> dumps;
   if (Status s = readers::read_torch_fr_dir(dir, &dumps); !s.ok()) return fail(s);
   const analysis::CollectiveMatch m = analysis::match_collectives(dumps);
@@ -211,7 +253,7 @@ int run_collective_report(const std::string& dir, bool json) {
   if (m.first_mismatch >= 0) traces = timelines(dir, m.first_created_ns);
   if (!json) {
     print_text(m, traces);
-    return 0;
+    return merge_dir.empty() ? 0 : merge_traces(dir, merge_dir, dumps, m, stdout);
   }
   nlohmann::json out = nlohmann::json::parse(analysis::collective_match_json(m));
   const auto range_json = [](const analysis::RangesAt::Open& o) -> nlohmann::json {
@@ -231,7 +273,7 @@ int run_collective_report(const std::string& dir, bool json) {
   }
   out["timeline"] = timeline;
   std::printf("%s\n", out.dump().c_str());
-  return 0;
+  return merge_dir.empty() ? 0 : merge_traces(dir, merge_dir, dumps, m, stderr);
 }
 
 }  // namespace gpuprobe::tools

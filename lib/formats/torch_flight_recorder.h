@@ -40,6 +40,7 @@ struct Entry {
   std::int64_t time_completed_ns = 0;  // time_discovered_completed_ns; 0 when not seen
   double duration_ms = -1;             // with TORCH_NCCL_ENABLE_TIMING; else -1
   std::int64_t timeout_ms = 0;
+  bool retired = false;       // the recorder is done with it (completed, or failed)
   std::vector<Frame> frames;  // innermost first
 };
 

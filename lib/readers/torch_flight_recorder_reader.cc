@@ -86,6 +86,7 @@ fr::Entry entry_of(const PickleValue& e) {
     if (d->kind == K::kInt) out.duration_ms = static_cast<double>(d->integer);
   }
   out.timeout_ms = int_of(e, "timeout_ms", 0);
+  out.retired = int_of(e, "retired", 0) != 0;
   if (const PickleValue* frames = e.find("frames"); frames != nullptr && frames->kind == K::kList) {
     for (const PickleValue& f : frames->items)
       out.frames.push_back({text_of(f, "name"), text_of(f, "filename"), int_of(f, "line", 0)});

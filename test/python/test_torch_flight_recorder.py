@@ -201,3 +201,60 @@ def test_a_hang_in_a_send_over_gloo_is_not_called_healthy_without_saying_why(tmp
     out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--flight-recorder", str(tmp_path)],
                          check=True, capture_output=True, text=True).stdout
     assert "gloo's flight recorder keeps no sends or receives" in out
+
+
+def _events(path):
+    return json.loads(pathlib.Path(path).read_text())["traceEvents"]
+
+
+def test_merge_puts_the_recorders_entries_on_each_ranks_trace(hang, tmp_path):
+    # Rank 0's dump, rewritten as NCCL's looks while a collective hangs: the last entry issued,
+    # started, never retired. gloo's recorder retires a collective that failed.
+    shutil.copy(hang / "fr_rank_1", tmp_path / "fr_rank_1")
+    d = pickle.load(open(hang / "fr_rank_0", "rb"))
+    d["entries"][-1].update(state="started", retired=False)
+    pickle.dump(d, open(tmp_path / "fr_rank_0", "wb"))
+    for r in (0, 1):
+        shutil.copy(hang / f"rank{r}.json", tmp_path / f"rank{r}.json")
+    merged = tmp_path / "merged"
+    out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--flight-recorder", str(tmp_path),
+                          "--merge", str(merged)], check=True, capture_output=True, text=True)
+    assert f"wrote {merged / 'rank0.json'}: " in out.stdout
+    r = report(tmp_path)
+    g = r["groups"][r["first_mismatch"]]
+    seq = g["mismatch"]["seq"]
+    for rank in (0, 1):
+        before, after = _events(tmp_path / f"rank{rank}.json"), _events(merged / f"rank{rank}.json")
+        names = {e["args"]["name"] for e in after if e.get("ph") == "M" and e["name"] == "thread_name"}
+        assert any("flight recorder: process group 0 (default_pg)" in n for n in names), names
+        track = {e["tid"] for e in after if e.get("ph") == "M" and e["name"] == "thread_name"
+                 and "flight recorder" in e["args"]["name"]}
+        added = [e for e in after if e.get("tid") in track and e.get("ph") != "M"]
+        # Everything the rank recorded is still there; the recorder's events are on their track.
+        assert len([e for e in after if e.get("ph") != "M"]) == \
+            len([e for e in before if e.get("ph") != "M"]) + len(added)
+        issued = [e["name"] for e in added if e["ph"] == "i" and "(collective" in e["name"]]
+        assert issued and all(n.startswith("gloo:all_reduce (collective ") for n in issued)
+        mark = [e for e in added if e["name"].startswith("first mismatch")]
+        if rank == 0:
+            assert f"gloo:all_reduce (collective {seq})" in issued
+            assert [m["name"] for m in mark] == [f"first mismatch: collective {seq}: rank 1 never joined"]
+            # The collective still waiting at the dump: from when it was issued to the trace's end.
+            waiting = [e for e in added if e["ph"] == "X"]
+            assert [w["name"] for w in waiting] == [f"waiting since issued: gloo:all_reduce (collective {seq})"]
+            end = max(e["ts"] + e.get("dur", 0) for e in before if e.get("ph") in ("X", "i"))
+            assert waiting[0]["ts"] == pytest.approx(mark[0]["ts"], abs=0.01)
+            assert waiting[0]["ts"] + waiting[0]["dur"] == pytest.approx(end, abs=0.01)
+        else:
+            assert f"gloo:all_reduce (collective {seq})" not in issued  # it never joined
+    # The merged traces are gpuprobe traces: they convert to Perfetto and read back.
+    pf = tmp_path / "rank0.pftrace"
+    subprocess.run([str(BUILD / "gpuprobe"), "convert", str(merged / "rank0.json"), str(pf)],
+                   check=True, capture_output=True)
+    back = subprocess.run([str(BUILD / "gpuprobe"), "report", str(pf), "--json"], check=True,
+                          capture_output=True, text=True).stdout
+    ranges = {x["name"] for x in json.loads(back)["ranges"]}
+    assert f"waiting since issued: gloo:all_reduce (collective {seq})" in ranges
+    bad = subprocess.run([str(BUILD / "gpuprobe"), "report", str(tmp_path), "--merge", str(merged)],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "--flight-recorder" in bad.stderr

@@ -20,6 +20,23 @@ int write_page(const std::string& path, const std::string& page) {
   return 0;
 }
 
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+std::string output_kind(const std::string& out) {
+  const std::string plain = ends_with(out, ".gz") ? out.substr(0, out.size() - 3) : out;
+  if (ends_with(plain, ".json")) return "chrome";
+  if (ends_with(plain, ".pftrace") || ends_with(plain, ".perfetto-trace")) return "perfetto";
+  if (ends_with(out, "/") || std::filesystem::is_directory(out)) return "tensorboard";
+  return "";
+}
+
 std::vector<std::string> trace_files_in(const std::string& dir) {
   std::vector<std::string> files;
   std::error_code ec;

@@ -28,6 +28,10 @@ int fail(const Status& s);
 // Writes an HTML page; 0, or 1 with the reason on stderr.
 int write_page(const std::string& path, const std::string& page);
 
+// The sink for an output name: .json[.gz] Chrome, .pftrace/.perfetto-trace[.gz] Perfetto, a
+// directory (existing, or ending in '/') TensorBoard; empty for none of these.
+std::string output_kind(const std::string& out);
+
 // The trace files of a directory of ranks (Chrome JSON or Perfetto, gzipped or not), sorted;
 // none when it cannot be read.
 std::vector<std::string> trace_files_in(const std::string& dir);

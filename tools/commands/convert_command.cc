@@ -16,21 +16,6 @@
 namespace gpuprobe::tools {
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The sink for an output name: .json[.gz] Chrome, .pftrace/.perfetto-trace[.gz] Perfetto, a
-// directory (existing, or ending in '/') TensorBoard.
-std::string output_kind(const std::string& out) {
-  std::string plain = ends_with(out, ".gz") ? out.substr(0, out.size() - 3) : out;
-  if (ends_with(plain, ".json")) return "chrome";
-  if (ends_with(plain, ".pftrace") || ends_with(plain, ".perfetto-trace")) return "perfetto";
-  if (ends_with(out, "/") || std::filesystem::is_directory(out)) return "tensorboard";
-  return "";
-}
-
 // Progress on stderr: redrawn in place on a terminal, a line every 10 s otherwise.
 class Progress {
  public:

@@ -28,6 +28,7 @@ struct ReportArgs {
   std::string file;
   bool json = false;
   bool flight_recorder = false;
+  std::string merge;
   std::string html;
   std::string steps;
   double straggler_ratio = 1.1;
@@ -52,7 +53,7 @@ int step_window(const std::string& trace, long long first, long long last,
 }
 
 int run_report(const ReportArgs& args) {
-  if (args.flight_recorder) return run_collective_report(args.file, args.json);
+  if (args.flight_recorder) return run_collective_report(args.file, args.json, args.merge);
   long long first = 0, last = -1;
   if (!args.steps.empty() &&
       (std::sscanf(args.steps.c_str(), "%lld-%lld", &first, &last) != 2 || first > last)) {
@@ -144,10 +145,17 @@ void add_report_command(CLI::App& app, CommandRun* run) {
                   "a trace, a directory of traces (one per rank), or a flight recorder dump")
       ->required();
   cmd->add_flag("--json", args->json, "the report as JSON (schema in docs/report.md)");
-  cmd->add_flag("--flight-recorder", args->flight_recorder,
-                "DIR holds PyTorch flight recorder dumps (TORCH_FR_BUFFER_SIZE), one per rank: "
-                "match their collectives, name the first that not every rank joined, and place "
-                "it on the timelines of gpuprobe's traces in DIR");
+  CLI::Option* flight_recorder = cmd->add_flag(
+      "--flight-recorder", args->flight_recorder,
+      "DIR holds PyTorch flight recorder dumps (TORCH_FR_BUFFER_SIZE), one per rank: match their "
+      "collectives and sends, name the first that not every rank joined, and place it on the "
+      "timelines of gpuprobe's traces in DIR");
+  cmd->add_option("--merge", args->merge,
+                  "with --flight-recorder: write each rank's gpuprobe trace in DIR into OUTDIR, "
+                  "with that rank's flight recorder entries on a thread per process group and "
+                  "the first mismatch marked")
+      ->type_name("OUTDIR")
+      ->needs(flight_recorder);
   cmd->add_option("--html", args->html, "write the report as an HTML page with plots")
       ->type_name("OUT.html");
   cmd->add_option("--limit", args->text.limit, "rows per table")->type_name("N");
