@@ -58,10 +58,19 @@ std::string mismatch_name(const analysis::CollectiveMatch& m) {
 
 }  // namespace
 
-Status FlightRecorderOverlay::open(const TraceInfo& info) {
+void FlightRecorderOverlay::find_dump(int rank) {
   for (const fr::Dump& d : dumps_)
-    if (d.rank == info.rank && info.rank >= 0) dump_ = &d;
+    if (d.rank == rank && rank >= 0) dump_ = &d;
+}
+
+Status FlightRecorderOverlay::open(const TraceInfo& info) {
+  find_dump(info.rank);
   return out_.open(info);
+}
+
+void FlightRecorderOverlay::update_info(const TraceInfo& info) {
+  if (dump_ == nullptr) find_dump(info.rank);  // a Perfetto trace states its rank at its end
+  out_.update_info(info);
 }
 
 Status FlightRecorderOverlay::write(const EventBatch& batch) {

@@ -28,7 +28,7 @@ class FlightRecorderOverlay : public Sink {
 
   Status open(const TraceInfo& info) override;
   Status write(const EventBatch& batch) override;
-  void update_info(const TraceInfo& info) override { out_.update_info(info); }
+  void update_info(const TraceInfo& info) override;
   Status close(const Stats& stats, const TimeBase& time) override;
 
   // The trace's rank had a dump; the entries and marks added; entries outside the trace's span.
@@ -37,6 +37,7 @@ class FlightRecorderOverlay : public Sink {
   std::int64_t outside() const { return outside_; }
 
  private:
+  void find_dump(int rank);
   const CallSite* site(std::string name);
 
   Sink& out_;

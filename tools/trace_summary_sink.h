@@ -17,7 +17,13 @@ class TraceSummarySink : public Sink {
 
   Status open(const TraceInfo& info) override;
   Status write(const EventBatch& batch) override;
-  void update_info(const TraceInfo& info) override { info_.category_names = info.category_names; }
+  void update_info(const TraceInfo& info) override {
+    info_.category_names = info.category_names;
+    if (info_.rank < 0) {  // a Perfetto trace states its rank at its end
+      info_.rank = info.rank;
+      info_.world_size = info.world_size;
+    }
+  }
   Status close(const Stats& stats, const TimeBase& time) override;
 
  private:

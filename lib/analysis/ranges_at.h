@@ -17,6 +17,10 @@ class RangesAt : public Sink {
  public:
   explicit RangesAt(std::int64_t at_ns) : at_ns_(at_ns) {}
   Status open(const TraceInfo& info) override;
+  // A Perfetto trace states its rank at its end.
+  void update_info(const TraceInfo& info) override {
+    if (rank_ < 0) rank_ = info.rank;
+  }
   Status write(const EventBatch& batch) override;
   Status close(const Stats&, const TimeBase&) override;
 

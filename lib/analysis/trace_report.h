@@ -71,10 +71,11 @@ class TraceReport : public Sink {
   TraceReport& operator=(const TraceReport&) = delete;
 
   Status open(const TraceInfo& info) override;
-  // Devices a reader learned only at the end of its input (a Perfetto trace converted from
-  // Chrome JSON states them after its first events).
+  // Devices and the rank a reader learned only at the end of its input (a Perfetto trace
+  // states them after its first events).
   void update_info(const TraceInfo& info) override {
     if (info_.devices.empty()) info_.devices = info.devices;
+    if (info_.rank < 0) info_.rank = info.rank;
   }
   Status write(const EventBatch& batch) override;
   Status close(const Stats& stats, const TimeBase& time) override;

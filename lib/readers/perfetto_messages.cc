@@ -125,6 +125,9 @@ void apply_stats(const std::vector<Annotation>& annotations, TraceInfo* info, St
     if (a.name == "clock") info->clock = a.text;
     if (a.name == "nvtx") info->nvtx = u != 0;
     if (a.name == "config") info->config = a.text;
+    // Numbers, -1 for a trace of no rank; a file's larger values saturate.
+    if (a.name == "rank") info->rank = formats::saturate<int>(a.number);
+    if (a.name == "world_size") info->world_size = formats::saturate<int>(a.number);
     if (a.name == "gpu_status") stats->gpu.status = a.text;
     if (a.name == "gpu_records") stats->gpu.records = u;
     if (a.name == "gpu_dropped") stats->gpu.dropped = u;

@@ -52,16 +52,7 @@ Status ChromeTraceSink::open(const TraceInfo& info) {
   }
   if (Status s = out_.open(path_); !s.ok()) return s;
   buf_ = "{\n  \"schemaVersion\": 1,\n";
-  if (info.rank >= 0) {
-    // HTA finds the rank with a pattern that expects exactly `"rank": N`, space included.
-    buf_ += "  \"distributedInfo\": {\"backend\": \"unknown\", \"rank\": ";
-    append_int(&buf_, info.rank);
-    if (info.world_size > 0) {
-      buf_ += ", \"world_size\": ";
-      append_int(&buf_, info.world_size);
-    }
-    buf_ += "},\n";
-  }
+  append_distributed_info();
   append_device_properties();
   buf_ += "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ";
   append_int(&buf_, base_ns_);
@@ -74,8 +65,25 @@ void ChromeTraceSink::update_info(const TraceInfo& info) {
   info_.nvtx = info.nvtx;
   info_.config = info.config;
   info_.category_names = info.category_names;
-  // Devices a reader learned only at the end of its input are written at close.
+  // Devices and the rank a reader learned only at the end of its input are written at close.
   if (info_.devices.empty()) info_.devices = info.devices;
+  if (info_.rank < 0 && info.rank >= 0) {
+    info_.rank = info.rank;
+    info_.world_size = info.world_size;
+  }
+}
+
+void ChromeTraceSink::append_distributed_info() {
+  if (info_.rank < 0 || distributed_written_) return;
+  distributed_written_ = true;
+  // HTA finds the rank with a pattern that expects exactly `"rank": N`, space included.
+  buf_ += "  \"distributedInfo\": {\"backend\": \"unknown\", \"rank\": ";
+  append_int(&buf_, info_.rank);
+  if (info_.world_size > 0) {
+    buf_ += ", \"world_size\": ";
+    append_int(&buf_, info_.world_size);
+  }
+  buf_ += "},\n";
 }
 
 void ChromeTraceSink::append_device_properties() {
@@ -263,6 +271,7 @@ Status ChromeTraceSink::close(const Stats& stats, const TimeBase&) {
   append_metadata(stats, info_.start_wall_ns - base_ns_);
   buf_ += "\n  ],\n";
   append_device_properties();  // if they were not known at open
+  append_distributed_info();
   buf_ += "  \"traceName\": ";
   append_json_string(&buf_, path_);
   // What the trace does not show is part of the trace: drops and ring statistics, per thread.

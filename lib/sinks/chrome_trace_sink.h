@@ -45,6 +45,7 @@ class ChromeTraceSink : public Sink {
   void append_event(const Event& e, const TimeBase& time, const std::vector<ThreadInfo>& threads);
   void append_separator();
   void append_device_properties();  // once: at open, or at close if learned later
+  void append_distributed_info();   // likewise (a Perfetto trace states the rank at its end)
   void append_metadata(const Stats& stats, std::int64_t ts_ns);
   void append_gpu_stats(const GpuStats& gpu);
 
@@ -53,6 +54,7 @@ class ChromeTraceSink : public Sink {
   std::string& buf_ = out_.buffer();  // what is written goes here
   TraceInfo info_;
   bool devices_written_ = false;
+  bool distributed_written_ = false;
   std::int64_t base_ns_ = 0;
   bool first_event_ = true;
   std::unordered_map<const CallSite*, SiteText> sites_;

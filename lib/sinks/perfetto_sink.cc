@@ -483,6 +483,10 @@ void PerfettoSink::update_info(const TraceInfo& info) {
   info_.category_names = info.category_names;
   // Devices a reader learned only at the end of its input are written at close.
   if (info_.devices.empty()) info_.devices = info.devices;
+  if (info_.rank < 0 && info.rank >= 0) {
+    info_.rank = info.rank;
+    info_.world_size = info.world_size;
+  }
 }
 
 Status PerfettoSink::close(const Stats& stats, const TimeBase&) {
@@ -501,6 +505,8 @@ Status PerfettoSink::close(const Stats& stats, const TimeBase&) {
       {"clock", Annotation::kString, 0, 0, info_.clock.c_str()},
       {"nvtx", Annotation::kInt, info_.nvtx ? 1 : 0, 0, nullptr},
       {"config", Annotation::kString, 0, 0, info_.config.c_str()},
+      {"rank", Annotation::kInt, info_.rank, 0, nullptr},
+      {"world_size", Annotation::kInt, info_.world_size, 0, nullptr},
       {"events_written", Annotation::kInt, n(stats.written), 0, nullptr},
       {"events_dropped", Annotation::kInt, n(stats.dropped), 0, nullptr},
       {"events_dropped_no_ring", Annotation::kInt, n(stats.dropped_no_ring), 0, nullptr},

@@ -296,7 +296,8 @@ ranks() {
   echo "== a planted hang over $backend: rank 1 skips step 5's all-reduce, the others time out; the flight recorder's dumps"
   job ranks_hang --steps 10 --recorder gpuprobe $p2p --hang-step 5 --hang-rank 1 --timeout 10
   ls "$out/ranks_hang"
-  build-gpu/gpuprobe report --flight-recorder "$out/ranks_hang" 2>&1 | tee "$out/ranks_hang.txt"
+  build-gpu/gpuprobe report --flight-recorder "$out/ranks_hang" --merge "$out/ranks_hang_merged" 2>&1 |
+    tee "$out/ranks_hang.txt"
   if [ $backend = nccl ]; then
     echo "== a planted hang in a send: rank 1 skips step 5's send to rank $((2 % world)), whose receive times out"
     job ranks_hang_p2p --steps 10 --recorder gpuprobe --p2p --hang-step 5 --hang-rank 1 --hang-op send --timeout 10

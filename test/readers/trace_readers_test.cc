@@ -61,6 +61,7 @@ class RecordingSink : public Sink {
     }
     return {};
   }
+  void update_info(const TraceInfo& info) override { final_ = info; }
   Status close(const Stats& stats, const TimeBase&) override {
     stats_ = stats;
     return {};
@@ -71,7 +72,7 @@ class RecordingSink : public Sink {
     std::sort(v.begin(), v.end());
     return v;
   }
-  TraceInfo info_;
+  TraceInfo info_, final_;  // at open, and as the reader last updated it
   Stats stats_;
   std::vector<std::string> lines_;
 };
@@ -228,12 +229,14 @@ void write_and_convert_back(const Synthetic& t, const std::string& chrome,
 }
 
 // Every field of the closing summary survives Chrome -> Perfetto -> Chrome: a conversion keeps
-// what the trace says it does not show, and the session facts (clock, NVTX, config).
+// what the trace says it does not show, and the session facts (clock, NVTX, config, rank).
 TEST_CASE("a conversion keeps every statistic and session fact of the summary") {
   Synthetic t;
   t.info.clock = "tsc";
   t.info.nvtx = true;
   t.info.config = "chrome=x.json,cupti=all";
+  t.info.rank = 3;
+  t.info.world_size = 8;
   t.stats.written = t.events.size();  // what a converter counts as it writes
   t.stats.ring_capacity = 4096;
   t.stats.names_overflowed = 5;
@@ -255,6 +258,16 @@ TEST_CASE("a conversion keeps every statistic and session fact of the summary") 
   original.erase("threads");
   converted.erase("threads");
   CHECK(converted.dump() == original.dump());
+  // The rank: Chrome states it before the events, Perfetto in its closing summary, so a reader
+  // of the Perfetto trace learns it at the end (update_info) and the Chrome sink writes it then.
+  const json rank = {{"backend", "unknown"}, {"rank", 3}, {"world_size", 8}};
+  CHECK(json::parse(testing::read_file(chrome))["distributedInfo"] == rank);
+  CHECK(json::parse(testing::read_file(back))["distributedInfo"] == rank);
+  RecordingSink read;
+  REQUIRE(readers::read_trace_file(perfetto, read).ok());
+  CHECK(read.info_.rank == -1);
+  CHECK(read.final_.rank == 3);
+  CHECK(read.final_.world_size == 8);
   for (const std::string& f : {chrome, perfetto, back}) fs::remove(f);
 }
 
