@@ -180,7 +180,7 @@ TEST_CASE("a receive no send met, a send received as other sizes, and the earlie
   }
   SECTION("desync") {
     dumps[1].entries.push_back(p2p("0", "send 1->0", 1, 1400000, "[[128]]"));
-    const analysis::P2pMatch& p = analysis::match_collectives(dumps).groups[0].p2p;
+    const analysis::P2pMatch p = analysis::match_collectives(dumps).groups[0].p2p;
     REQUIRE(p.mismatch);
     CHECK(p.kind == "desync");
     CHECK(p.sides.size() == 2);
