@@ -258,16 +258,17 @@ fi
 # with one GPU, two ranks share it and all-reduce through gloo), under each recorder, rank 1
 # computing 4x as much: the straggler, NCCL's kernels and the ranges that launched them, the rank
 # label of each rank's metrics. Then a planted hang (rank 1 skips an all-reduce), PyTorch's flight
-# recorder dumps read by `gpuprobe report --flight-recorder`: found by the program's own timeout
-# (every rank's trace complete), and over NCCL also by NCCL's watchdog (which dumps and takes the
-# waiting ranks down). RANKS_TIMEOUT: seconds each job may take (default 300).
+# recorder dumps read by `gpuprobe report --flight-recorder` (and the traces merged with them):
+# found by the program's own timeout (every rank's trace complete); over NCCL also a hang in a
+# send (rank 1 skips one), and the all-reduce hang found by NCCL's watchdog (which dumps and takes
+# the waiting ranks down). RANKS_TIMEOUT: seconds each job may take (default 300).
 ranks() {
   if [ ! -x build-gpu/gpuprobe ]; then
     configure
     cmake --build build-gpu --target gpuprobe_cli 2>&1 | tail -1
   fi
   [ -d "$pkg/gpuprobe" ] || install_package
-  local gpus backend world job
+  local gpus backend world
   gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
   backend=gloo world=2
   if [ "$gpus" -ge 2 ]; then backend=nccl world=$((gpus > 8 ? 8 : gpus)); fi
