@@ -1,7 +1,6 @@
 #include "tools/flight_recorder_overlay.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace gpuprobe::tools {
 namespace {
@@ -11,24 +10,6 @@ namespace fr = formats::torch_fr;
 // Thread ids for the recorder's tracks: above any Linux thread id (at most 2^22), so that they
 // never take a recorded thread's place in a viewer.
 constexpr std::int64_t kFirstTid = 0x7f000000;
-
-// The tick of wall-clock time `wall_ns` in `time`: through the latest line that starts at or
-// before it (the first line also covers what came before).
-std::uint64_t tick_at(const TimeBase& time, std::int64_t wall_ns) {
-  std::uint64_t ref_ticks = 0;
-  std::int64_t ref_wall = 0;
-  double ns_per_tick = 1.0;
-  bool first = true;
-  time.for_each_line([&](std::uint64_t t, std::int64_t w, double rate) {
-    if (!first && w > wall_ns) return;
-    first = false;
-    ref_ticks = t;
-    ref_wall = w;
-    ns_per_tick = rate;
-  });
-  const double delta = static_cast<double>(wall_ns - ref_wall) / ns_per_tick;
-  return ref_ticks + static_cast<std::uint64_t>(std::llround(delta));
-}
 
 std::string entry_name(const fr::Entry& e) {
   const bool p2p = analysis::is_point_to_point(e);
@@ -107,7 +88,7 @@ Status FlightRecorderOverlay::close(const Stats& stats, const TimeBase& time) {
         ++outside_;
         continue;
       }
-      const std::uint64_t at = tick_at(time, e.time_created_ns);
+      const std::uint64_t at = time.ticks_at(e.time_created_ns);
       add({EventType::kInstant, thread, site(entry_name(e)), at, at, 0.0});
       // Issued, and neither seen completed nor retired when the recorder dumped: still waiting.
       if (e.state != "completed" && !e.retired)
@@ -117,7 +98,7 @@ Status FlightRecorderOverlay::close(const Stats& stats, const TimeBase& time) {
     const bool here = match_.first_mismatch >= 0 &&
                       &match_.groups[static_cast<std::size_t>(match_.first_mismatch)] == &g;
     if (here && match_.first_created_ns >= first_ns && match_.first_created_ns <= last_ns) {
-      const std::uint64_t at = tick_at(time, match_.first_created_ns);
+      const std::uint64_t at = time.ticks_at(match_.first_created_ns);
       add({EventType::kInstant, thread, site(mismatch_name(match_)), at, at, 0.0});
     }
     if (written == 0) continue;

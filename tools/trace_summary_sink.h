@@ -19,10 +19,7 @@ class TraceSummarySink : public Sink {
   Status write(const EventBatch& batch) override;
   void update_info(const TraceInfo& info) override {
     info_.category_names = info.category_names;
-    if (info_.rank < 0) {  // a Perfetto trace states its rank at its end
-      info_.rank = info.rank;
-      info_.world_size = info.world_size;
-    }
+    adopt_rank(info_, info);  // a Perfetto trace states its rank at its end
   }
   Status close(const Stats& stats, const TimeBase& time) override;
 

@@ -48,6 +48,26 @@ class TimeBase {
     return line_for(ticks).wall_ns(ticks);
   }
 
+  /// The tick at `wall_ns`, the inverse of wall_ns(): through the latest line whose start is at
+  /// or before it (the first line also covers what came before), rounded to the nearest tick.
+  std::uint64_t ticks_at(std::int64_t wall_ns) const noexcept {
+    const Line* line = &line_;
+    if (earlier_ && wall_ns < line_.ref_wall_ns) {
+      // Lines are continuous, so their starts' wall times rise with their ticks.
+      const std::vector<Line>& lines = *earlier_;
+      line = &lines.front();
+      for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+        if (it->ref_wall_ns <= wall_ns) {
+          line = &*it;
+          break;
+        }
+      }
+    }
+    const double delta = static_cast<double>(wall_ns - line->ref_wall_ns) / line->ns_per_tick;
+    return line->ref_ticks +
+           static_cast<std::uint64_t>(static_cast<std::int64_t>(delta + (delta < 0 ? -0.5 : 0.5)));
+  }
+
   /// Nanoseconds between two tick values.
   std::int64_t duration_ns(std::uint64_t from, std::uint64_t to) const noexcept {
     return wall_ns(to) - wall_ns(from);
@@ -229,6 +249,15 @@ struct TraceInfo {
   /// keep them.
   std::vector<std::string> category_names;
 };
+
+/// Takes `from`'s rank and world size where `into` has no rank yet: a reader may learn them only
+/// at the end of its input (a Perfetto trace states them in its closing summary), in
+/// Sink::update_info.
+inline void adopt_rank(TraceInfo& into, const TraceInfo& from) noexcept {
+  if (into.rank >= 0 || from.rank < 0) return;
+  into.rank = from.rank;
+  into.world_size = from.world_size;
+}
 
 /// Events handed to a sink in one call.
 struct EventBatch {

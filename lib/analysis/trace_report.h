@@ -75,7 +75,7 @@ class TraceReport : public Sink {
   // states them after its first events).
   void update_info(const TraceInfo& info) override {
     if (info_.devices.empty()) info_.devices = info.devices;
-    if (info_.rank < 0) info_.rank = info.rank;
+    adopt_rank(info_, info);
   }
   Status write(const EventBatch& batch) override;
   Status close(const Stats& stats, const TimeBase& time) override;

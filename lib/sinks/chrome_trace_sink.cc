@@ -67,10 +67,7 @@ void ChromeTraceSink::update_info(const TraceInfo& info) {
   info_.category_names = info.category_names;
   // Devices and the rank a reader learned only at the end of its input are written at close.
   if (info_.devices.empty()) info_.devices = info.devices;
-  if (info_.rank < 0 && info.rank >= 0) {
-    info_.rank = info.rank;
-    info_.world_size = info.world_size;
-  }
+  adopt_rank(info_, info);
 }
 
 void ChromeTraceSink::append_distributed_info() {

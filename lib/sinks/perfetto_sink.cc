@@ -481,12 +481,9 @@ void PerfettoSink::update_info(const TraceInfo& info) {
   info_.nvtx = info.nvtx;
   info_.config = info.config;
   info_.category_names = info.category_names;
-  // Devices a reader learned only at the end of its input are written at close.
+  // Devices and the rank a reader learned only at the end of its input are written at close.
   if (info_.devices.empty()) info_.devices = info.devices;
-  if (info_.rank < 0 && info.rank >= 0) {
-    info_.rank = info.rank;
-    info_.world_size = info.world_size;
-  }
+  adopt_rank(info_, info);
 }
 
 Status PerfettoSink::close(const Stats& stats, const TimeBase&) {

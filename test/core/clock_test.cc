@@ -90,6 +90,16 @@ TEST_CASE("A TimeBase with a new rate converts every earlier tick as before, and
   for (std::uint64_t t = 1990; t < 4020; ++t) REQUIRE(third.wall_ns(t + 1) >= third.wall_ns(t));
 }
 
+TEST_CASE("ticks_at inverts wall_ns on every line of a TimeBase") {
+  const TimeBase first(1000, 5000, 2.0);
+  const TimeBase third(TimeBase(first, 2000, 2.5), 4000, 1.5);
+  for (std::uint64_t t : {0ull, 990ull, 1000ull, 1999ull, 2000ull, 3001ull, 4000ull, 9000ull}) {
+    CAPTURE(t);
+    REQUIRE(third.ticks_at(third.wall_ns(t)) == t);
+  }
+  REQUIRE(third.ticks_at(7001) == 2000);  // between ticks: the nearest (2000.4)
+}
+
 TEST_CASE("Re-measuring the rate never moves a tick already converted") {
   // The collector converts each batch with the time base of its drain: a range that began in an
   // early batch and ended in a late one must keep the begin its children were nested in.
