@@ -1,14 +1,18 @@
 #include "flight/dump_directory.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <filesystem>
-#include <system_error>
+#include <cerrno>
+#include <cstring>
 #include <vector>
 
 #include "base/utc_time.h"
 
 namespace gpuprobe::flight {
-namespace fs = std::filesystem;
 
 std::string dump_name(std::int64_t wall_ns, const std::string& host, std::int64_t pid, int rank) {
   const std::string stamp = base::utc_time(wall_ns, base::UtcStyle::kBasic);
@@ -25,16 +29,91 @@ std::string dump_name(std::int64_t wall_ns, const std::string& host, std::int64_
 
 namespace {
 
-std::uint64_t tree_bytes(const fs::path& dir) {
-  std::uint64_t total = 0;
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file(ec)) total += it->file_size(ec);
+constexpr int kMaxDepth = 8;  // a dump's deepest file: tensorboard/plugins/profile/RUN/FILE
+
+// Opens `name` in `dirfd` as a directory, never through a link.
+int open_dir_at(int dirfd, const char* name) {
+  return openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+// Bytes of the regular files under the directory `fd` (closed here); links are not followed.
+std::uint64_t tree_bytes(int fd, int depth) {
+  DIR* d = fdopendir(fd);
+  if (d == nullptr) {
+    ::close(fd);
+    return 0;
   }
+  std::uint64_t total = 0;
+  while (const dirent* e = readdir(d)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    struct stat st {};
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISREG(st.st_mode)) total += static_cast<std::uint64_t>(st.st_size);
+    if (S_ISDIR(st.st_mode) && depth < kMaxDepth) {
+      const int sub = open_dir_at(dirfd(d), e->d_name);
+      if (sub >= 0) total += tree_bytes(sub, depth + 1);
+    }
+  }
+  closedir(d);
   return total;
 }
 
+// Removes everything under the directory `fd` (closed here), each entry by its name in its own
+// directory's descriptor, so that a link swapped in meanwhile is removed, never followed.
+bool remove_tree(int fd, int depth) {
+  DIR* d = fdopendir(fd);
+  if (d == nullptr) {
+    ::close(fd);
+    return false;
+  }
+  bool ok = true;
+  while (const dirent* e = readdir(d)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    if (unlinkat(dirfd(d), e->d_name, 0) == 0) continue;
+    if (errno != EISDIR && errno != EPERM) {
+      ok = false;
+      continue;
+    }
+    const int sub = depth < kMaxDepth ? open_dir_at(dirfd(d), e->d_name) : -1;
+    ok = sub >= 0 && remove_tree(sub, depth + 1) &&
+         unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) == 0 && ok;
+  }
+  closedir(d);
+  return ok;
+}
+
+bool named_like_a_dump(const std::string& name) {
+  const std::string prefix = "gpuprobe_dump_";
+  if (name.compare(0, prefix.size(), prefix) != 0 || name.size() < prefix.size() + 9) return false;
+  for (std::size_t i = prefix.size(); i < prefix.size() + 8; ++i) {
+    if (name[i] < '0' || name[i] > '9') return false;  // the UTC date
+  }
+  return name[prefix.size() + 8] == 'T';
+}
+
 }  // namespace
+
+bool is_own_dump(const std::string& dir, const std::string& name) {
+  if (!named_like_a_dump(name)) return false;
+  const int parent = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (parent < 0) return false;
+  const int fd = open_dir_at(parent, name.c_str());
+  ::close(parent);
+  if (fd < 0) return false;
+  struct stat st {};
+  bool own = fstat(fd, &st) == 0 && st.st_uid == geteuid();
+  const int description =
+      own ? openat(fd, "dump.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+  ::close(fd);
+  if (description < 0) return false;
+  const std::string marker = std::string("{\n  \"format\": \"") + kDumpFormat + "\"";
+  char head[64] = {};
+  own = fstat(description, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+        ::read(description, head, marker.size()) == static_cast<ssize_t>(marker.size()) &&
+        marker.compare(0, marker.size(), head, marker.size()) == 0;
+  ::close(description);
+  return own;
+}
 
 int enforce_disk_cap(const std::string& dir, std::uint64_t max_bytes, const std::string& keep,
                      std::uint64_t* bytes_left) {
@@ -44,14 +123,21 @@ int enforce_disk_cap(const std::string& dir, std::uint64_t max_bytes, const std:
   };
   std::vector<Dump> dumps;
   std::uint64_t total = 0;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code entry_ec;
-    if (!it->is_directory(entry_ec) || !fs::exists(it->path() / "dump.json", entry_ec)) continue;
-    const std::string name = it->path().filename().string();
-    if (name.empty() || name.front() == '.') continue;  // one being written
-    dumps.push_back(Dump{name, tree_bytes(it->path())});
-    total += dumps.back().bytes;
+  const int parent = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (parent < 0) {
+    if (bytes_left != nullptr) *bytes_left = 0;
+    return 0;
+  }
+  if (DIR* d = fdopendir(dup(parent)); d != nullptr) {
+    while (const dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (!is_own_dump(dir, name)) continue;
+      const int fd = open_dir_at(parent, name.c_str());
+      if (fd < 0) continue;
+      dumps.push_back(Dump{name, tree_bytes(fd, 1)});
+      total += dumps.back().bytes;
+    }
+    closedir(d);
   }
   std::sort(dumps.begin(), dumps.end(),
             [](const Dump& a, const Dump& b) { return a.name < b.name; });
@@ -59,12 +145,14 @@ int enforce_disk_cap(const std::string& dir, std::uint64_t max_bytes, const std:
   for (const Dump& d : dumps) {
     if (total <= max_bytes) break;
     if (d.name == keep) continue;
-    std::error_code rm_ec;
-    fs::remove_all(fs::path(dir) / d.name, rm_ec);
-    if (rm_ec) continue;
+    const int fd = open_dir_at(parent, d.name.c_str());
+    if (fd < 0 || !remove_tree(fd, 1) || unlinkat(parent, d.name.c_str(), AT_REMOVEDIR) != 0) {
+      continue;
+    }
     total -= d.bytes;
     ++deleted;
   }
+  ::close(parent);
   if (bytes_left != nullptr) *bytes_left = total;
   return deleted;
 }

@@ -1,16 +1,21 @@
 #include "flight/dump_writer.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <system_error>
 
+#include "base/output_file.h"
 #include "core/sink_registry.h"
 #include "flight/dump_directory.h"
 #include "flight/window_file.h"
 #include "gpuprobe/version.hpp"
 #include "sinks/json_writer.h"
-#include "sinks/output_file.h"
 
 namespace gpuprobe::flight {
 namespace fs = std::filesystem;
@@ -21,7 +26,7 @@ namespace {
 // HTA and TensorBoard's profiler plugin read every .json file of the folder they are given.
 std::string file_for(const std::string& key, const TraceInfo& info) {
   if (key == "chrome") {
-    return "chrome/" + sinks::host_name() + "_" + std::to_string(info.pid) + ".pt.trace.json";
+    return "chrome/" + base::host_name() + "_" + std::to_string(info.pid) + ".pt.trace.json";
   }
   if (key == "perfetto") return "trace.pftrace";
   if (key == kWindowFormat) return "window.gpwindow";
@@ -81,7 +86,7 @@ std::string describe(const DumpJob& job, const DumpContext& c, const std::vector
                      std::uint64_t gpu_events) {
   const TimeBase& t = c.time;
   std::string out = "{";
-  string_member(&out, "format", "gpuprobe-dump");
+  string_member(&out, "format", kDumpFormat);
   int_member(&out, "format_version", 1);
   string_member(&out, "gpuprobe_version", GPUPROBE_VERSION_STRING);
   string_member(&out, "name", job.name);
@@ -108,7 +113,7 @@ std::string describe(const DumpJob& job, const DumpContext& c, const std::vector
   out += ", \"after_s\": ";
   sinks::append_double(&out, static_cast<double>(c.options->after_ns) / 1e9);
   out += std::string(", \"after_cut_short\": ") + (job.after_cut_short ? "true" : "false") + "}";
-  string_member(&out, "host", sinks::host_name());
+  string_member(&out, "host", base::host_name());
   int_member(&out, "pid", c.info.pid);
   string_member(&out, "process_name", c.info.process_name);
   int_member(&out, "rank", c.info.rank);
@@ -198,12 +203,15 @@ Status write_dump(const DumpJob& job, const StoreSnapshot& snapshot, const DumpC
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Status::Error("dump=" + c.options->dir + ": cannot create it: " + ec.message());
-  const fs::path partial = dir / ("." + job.name + ".partial");
-  fs::remove_all(partial, ec);
-  if (!fs::create_directory(partial, ec) || ec) {
-    return Status::Error("dump=" + c.options->dir + ": cannot create " + partial.string() + ": " +
-                         (ec ? ec.message() : std::string("it exists")));
+  // Written under a name nobody can guess or plant (mkdtemp: new, this user's alone), and
+  // moved to its own name only when complete.
+  std::string partial_name = (dir / ("." + job.name + ".partial-XXXXXX")).string();
+  if (mkdtemp(partial_name.data()) == nullptr) {
+    return Status::Error("dump=" + c.options->dir +
+                         ": cannot create a directory in it: " + std::strerror(errno));
   }
+  chmod(partial_name.c_str(), 0755);  // as mkdir with the usual umask: readable by the operator
+  const fs::path partial = partial_name;
 
   std::vector<Output> outputs;
   Output* window = nullptr;  // the flight window file, written from the chunks, not a sink
@@ -290,7 +298,7 @@ Status write_dump(const DumpJob& job, const StoreSnapshot& snapshot, const DumpC
   }
   const bool any =
       std::any_of(outputs.begin(), outputs.end(), [](const Output& o) { return o.error.empty(); });
-  sinks::OutputFile description;
+  base::OutputFile description;
   Status s = description.open((partial / "dump.json").string());
   if (s.ok()) s = description.write(describe(job, c, outputs, spans, events, gpu_events));
   if (s.ok()) s = description.commit();
@@ -301,14 +309,16 @@ Status write_dump(const DumpJob& job, const StoreSnapshot& snapshot, const DumpC
         (!s.ok() ? s.message() : "no output could be written: " + outputs.front().error));
   }
   fs::path final_path = dir / job.name;
-  for (int n = 2; fs::exists(final_path, ec) && n < 100; ++n) {
+  bool placed = base::rename_no_replace(partial.string(), final_path.string());
+  for (int n = 2; !placed && errno == EEXIST && n < 100; ++n) {
     final_path = dir / (job.name + "-" + std::to_string(n));
+    placed = base::rename_no_replace(partial.string(), final_path.string());
   }
-  fs::rename(partial, final_path, ec);
-  if (ec) {
+  if (!placed) {
+    const std::string why = std::strerror(errno);
     std::error_code ignored;
     fs::remove_all(partial, ignored);
-    return Status::Error("dump " + job.name + ": cannot rename it into place: " + ec.message());
+    return Status::Error("dump " + job.name + ": cannot rename it into place: " + why);
   }
   *path = final_path.string();
   return {};

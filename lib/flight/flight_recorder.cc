@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "base/notice.h"
+#include "base/output_file.h"
 #include "flight/dump_directory.h"
-#include "sinks/output_file.h"
 
 namespace gpuprobe::flight {
 namespace {
@@ -21,6 +21,8 @@ extern "C" void on_dump_signal(int) { g_signal_seen.store(true, std::memory_orde
 // collector has drained the last events of the window (it drains every flush_ms; CUPTI hands
 // GPU records over as its buffers fill or are flushed).
 constexpr std::int64_t kDrainMarginNs = 500'000'000;
+
+constexpr std::int64_t kRefusedNoticePeriodNs = 60'000'000'000;
 
 std::uint64_t ticks_of(std::int64_t ns, const TimeBase& time) {
   return static_cast<std::uint64_t>(static_cast<double>(ns) / time.ns_per_tick());
@@ -133,6 +135,24 @@ Status FlightRecorder::write(const EventBatch& batch) {
   return {};
 }
 
+// A refused trigger is said at most once a minute, with how many were refused since the last
+// line: a trigger that keeps firing (a signal sent in a loop, a request that is always slow)
+// neither fills the host's stderr nor goes unsaid. The metrics count every one.
+void FlightRecorder::say_refused(std::int64_t now, const DumpJob& job, const std::string& why) {
+  if (refused_said_ns_ != 0 && now - refused_said_ns_ < kRefusedNoticePeriodNs) {
+    ++refused_unsaid_;
+    return;
+  }
+  std::string line = "trigger " + job.trigger + " fired (" + job.reason + "), no dump: " + why;
+  if (refused_unsaid_ > 0) {
+    line += "; " + std::to_string(refused_unsaid_) + " more refused since the last such line";
+  }
+  base::print_notice(
+      line + " (counted in gpuprobe_triggers_suppressed_total; said at most once a minute)");
+  refused_said_ns_ = now;
+  refused_unsaid_ = 0;
+}
+
 bool FlightRecorder::enqueue(DumpJob job, bool triggered, std::string* why, std::string* path) {
   std::unique_lock<std::mutex> lock(jobs_mu_);
   if (triggered) ++counters_.triggers_fired;
@@ -155,6 +175,7 @@ bool FlightRecorder::enqueue(DumpJob job, bool triggered, std::string* why, std:
       if (triggered) {
         ++counters_.suppressed_pending;
         *why = "a dump that covers it is in progress";
+        say_refused(now, job, *why);
         return false;
       }
       *path = (std::filesystem::path(options_.dir) / queued.name).string();
@@ -162,20 +183,15 @@ bool FlightRecorder::enqueue(DumpJob job, bool triggered, std::string* why, std:
     }
   }
   if (triggered && last_triggered_ns_ != 0 && now - last_triggered_ns_ < options_.cooldown_ns) {
-    if (counters_.suppressed_cooldown++ == 0) {
-      base::print_notice("trigger " + job.trigger + " fired (" + job.reason +
-                         ") within dump_cooldown of the last dump: not written (counted in "
-                         "gpuprobe_triggers_suppressed_total; said once)");
-    }
+    ++counters_.suppressed_cooldown;
     *why = "within dump_cooldown of the last triggered dump";
+    say_refused(now, job, *why);
     return false;
   }
   if (dumps_this_hour_.size() >= options_.max_per_hour) {
-    if (counters_.suppressed_hourly++ == 0) {
-      base::print_notice("dump_max_per_hour=" + std::to_string(options_.max_per_hour) +
-                         " reached: further dumps this hour are not written (said once)");
-    }
+    ++counters_.suppressed_hourly;
     *why = "dump_max_per_hour=" + std::to_string(options_.max_per_hour) + " reached";
+    if (triggered) say_refused(now, job, *why);
     return false;
   }
   dumps_this_hour_.push_back(now);
@@ -183,7 +199,7 @@ bool FlightRecorder::enqueue(DumpJob job, bool triggered, std::string* why, std:
   const std::uint64_t before = ticks_of(std::int64_t{options_.seconds} * 1'000'000'000, time);
   job.from_tick = job.at_tick > before ? job.at_tick - before : 0;
   job.to_tick = job.at_tick + ticks_of(options_.after_ns, time);
-  job.name = dump_name(time.wall_ns(job.at_tick), sinks::host_name(), info_.pid, info_.rank);
+  job.name = dump_name(time.wall_ns(job.at_tick), base::host_name(), info_.pid, info_.rank);
   *path = (std::filesystem::path(options_.dir) / job.name).string();
   // Under the lock: no dump is queued after close(), so the hook never outlives the session.
   if (window_hook_) window_hook_(job.to_tick);
@@ -214,11 +230,11 @@ void FlightRecorder::run() {
       job.reason = std::string("received ") + strsignal(signal_);
       job.trigger = "signal";
       job.at_tick = core::read_ticks(clock_);
+      // A trigger like the others: cooldown, hourly maximum and counters apply (the handler
+      // only raised a flag, so signals sent faster than it is looked at count as one).
       std::string why;
       std::string path;
-      if (!enqueue(std::move(job), false, &why, &path)) {
-        base::print_notice("signal: no dump: " + why);
-      }
+      static_cast<void>(enqueue(std::move(job), true, &why, &path));
       lock.lock();
     }
     if (!jobs_.empty()) {

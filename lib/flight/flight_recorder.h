@@ -56,7 +56,8 @@ class FlightRecorder final : public Sink {
   Status close(const Stats& stats, const TimeBase& time) override;
 
   // From any thread: asks for a dump now (`source` "api" or "http"). Returns at once; `path`
-  // gets the directory the dump will have. Rate-limited by the hourly maximum, not the cooldown.
+  // gets the directory the dump will have. Rate-limited by the hourly maximum, not the cooldown
+  // (the triggers, the signal's among them, are held by both).
   Status request(std::string_view source, std::string_view reason, std::string* path);
 
   FlightCounters counters() const;
@@ -64,6 +65,8 @@ class FlightRecorder final : public Sink {
  private:
   // Queues a dump of the window around `job.at_tick`; false with `why` when a limit holds it.
   bool enqueue(DumpJob job, bool triggered, std::string* why, std::string* path);
+  // Says that a trigger was refused, at most once a minute (under jobs_mu_).
+  void say_refused(std::int64_t now, const DumpJob& job, const std::string& why);
   void run();
   void write_job(DumpJob job);
 
@@ -89,6 +92,8 @@ class FlightRecorder final : public Sink {
   std::deque<DumpJob> jobs_;
   std::deque<std::int64_t> dumps_this_hour_;  // when each was asked for, ns
   std::int64_t last_triggered_ns_ = 0;
+  std::int64_t refused_said_ns_ = 0;  // when a refused trigger was last said
+  std::uint64_t refused_unsaid_ = 0;  // refused since then
   bool stopping_ = false;
   FlightCounters counters_;
   std::vector<Firing> fired_;  // reused by write()

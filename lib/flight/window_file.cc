@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "base/output_file.h"
 #include "formats/flight_window.h"
-#include "sinks/output_file.h"
 
 namespace gpuprobe::flight {
 namespace {
@@ -23,7 +23,7 @@ struct ExtraTables {
   std::uint32_t name_index(const char*) { return 0; }  // the extra events are not GPU work
 };
 
-Status write_bytes(sinks::OutputFile& file, const std::vector<std::uint8_t>& bytes) {
+Status write_bytes(base::OutputFile& file, const std::vector<std::uint8_t>& bytes) {
   return file.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
@@ -55,7 +55,7 @@ Status write_window_file(const std::string& path, const StoreSnapshot& snapshot,
   fw::put_record(&head, fw::kStats, fw::stats_record(facts.stats));
   fw::put_record(&head, fw::kWindow, fw::window_record(facts.from_tick, facts.to_tick));
 
-  sinks::OutputFile file;
+  base::OutputFile file;
   Status s = file.open(path);
   if (s.ok()) s = write_bytes(file, head);
   const auto write_chunk = [&](const Chunk& chunk) {

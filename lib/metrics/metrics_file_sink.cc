@@ -1,8 +1,6 @@
 #include "metrics/metrics_file_sink.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
+#include "base/output_file.h"
 
 namespace gpuprobe::metrics {
 namespace {
@@ -30,22 +28,14 @@ Status MetricsFileSink::close(const Stats& stats, const TimeBase&) {
 
 Status MetricsFileSink::publish() {
   published_ = std::chrono::steady_clock::now();
-  const std::string text = metrics_.exposition();
-  const std::string temporary = path_ + ".tmp";
-  std::FILE* f = std::fopen(temporary.c_str(), "wb");
-  if (f == nullptr) return Status::Error(temporary + ": " + std::strerror(errno));
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const int error = written ? 0 : errno;
-  if (std::fclose(f) != 0 || !written) {
-    std::remove(temporary.c_str());
-    return Status::Error(temporary + ": " + std::strerror(error != 0 ? error : errno));
-  }
-  if (std::rename(temporary.c_str(), path_.c_str()) != 0) {
-    const int e = errno;
-    std::remove(temporary.c_str());
-    return Status::Error(path_ + ": " + std::strerror(e));
-  }
-  return {};
+  // Through the one output-file primitive: never through another user's link, never into a
+  // device, never over a file another writer put there while this version was written.
+  base::OutputFile file;
+  Status s = file.open(path_, /*clean_stale=*/!opened_);
+  opened_ = true;
+  if (s.ok()) s = file.write(metrics_.exposition());
+  if (s.ok()) s = file.commit();
+  return s;
 }
 
 }  // namespace gpuprobe::metrics

@@ -1,8 +1,8 @@
 // `metrics_file=PATH`: the session's metrics (session_metrics.h) in the Prometheus text format,
 // rewritten in place at most once a second and at the end — the file node_exporter's textfile
 // collector reads (name it *.prom in its directory), or that a cron job or a test can read.
-// Each version replaces the last whole (written beside it, then renamed), so a reader never
-// sees half a file.
+// Each version replaces the last whole (written beside it, then renamed, by base::OutputFile
+// and its rules for links, devices and other writers), so a reader never sees half a file.
 #pragma once
 
 #include <chrono>
@@ -30,6 +30,7 @@ class MetricsFileSink : public Sink {
   std::string path_;
   SessionMetrics metrics_;
   std::chrono::steady_clock::time_point published_;
+  bool opened_ = false;  // stale temporary files are looked for at the first version only
 };
 
 }  // namespace gpuprobe::metrics

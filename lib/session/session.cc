@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <mutex>
 #include <optional>
 
+#include "base/output_file.h"
 #include "core/categories.h"
 #include "core/clock.h"
 #include "core/collector.h"
@@ -54,20 +56,29 @@ std::string process_name() {
 
 }  // namespace
 
-// Two outputs on one path would interleave two formats in one file: refused before anything
-// starts. Paths are compared as the file system resolves them (`a.json` and `./a.json` are one).
+// Two outputs on one file would interleave two formats in it, or one would silently replace
+// the other: refused before anything starts. Outputs whose value is a PATH are compared by the
+// file they lead to (base::output_identity: the device and inode where the file exists, else
+// the absolute path with its directory resolved), so `a.json`, `./a.json`, `sub/../a.json`
+// and a link to it are one. chrome=DIR/ names a file of its own per process: not compared.
 static Status distinct_outputs(const std::vector<core::SinkSpec>& sinks) {
+  std::vector<std::string> identities(sinks.size());
+  const std::vector<core::SinkRegistry::Entry> entries = core::SinkRegistry::get().entries();
   for (std::size_t i = 0; i < sinks.size(); ++i) {
+    const std::string& value = sinks[i].value;
+    const bool path = std::any_of(entries.begin(), entries.end(), [&](const auto& e) {
+      return e.key == sinks[i].key && e.value_hint == "PATH";
+    });
+    const bool directory =
+        !value.empty() && (value.back() == '/' ||
+                           value.size() >= 4 && value.compare(value.size() - 4, 4, "/+gz") == 0);
+    if (!path || value.empty() || directory) continue;
+    identities[i] = base::output_identity(base::expand_path(value));
     for (std::size_t j = 0; j < i; ++j) {
-      std::error_code a, b;
-      const auto pi = std::filesystem::weakly_canonical(sinks[i].value, a);
-      const auto pj = std::filesystem::weakly_canonical(sinks[j].value, b);
-      const bool same = a || b ? sinks[i].value == sinks[j].value : pi == pj;
-      if (same && !sinks[i].value.empty()) {
-        return Status::Error("outputs " + sinks[j].key + "= and " + sinks[i].key +
-                             "= both write '" + sinks[i].value +
-                             "': give each output a path of its own");
-      }
+      if (identities[j] != identities[i]) continue;
+      return Status::Error("outputs " + sinks[j].key + "=" + sinks[j].value + " and " +
+                           sinks[i].key + "=" + value +
+                           " both write one file: give each output a path of its own");
     }
   }
   return {};
@@ -226,7 +237,10 @@ class SessionCore {
     if (config.flight.seconds > 0) {
       flight =
           std::make_shared<flight::FlightRecorder>(config.flight, clock, calibration.time_base());
-      slots.push_back(core::SinkSlot{flight, "flight=" + std::to_string(config.flight.seconds)});
+      // First: the collector closes sinks in order, and the recorder's close() writes the dumps
+      // still waiting, which the metrics outputs closed after it then count.
+      slots.insert(slots.begin(),
+                   core::SinkSlot{flight, "flight=" + std::to_string(config.flight.seconds)});
     }
     std::vector<core::SinkSlot> open;
     for (core::SinkSlot& slot : slots) {

@@ -31,13 +31,13 @@ std::int64_t ChromeTraceSink::base_time_ns(std::int64_t start_wall_ns) {
 }
 
 std::string ChromeTraceSink::torch_profiler_name(const TraceInfo& info) {
-  return host_name() + "_" + std::to_string(info.pid) + "." + std::to_string(info.start_wall_ns) +
-         ".pt.trace.json";
+  return base::host_name() + "_" + std::to_string(info.pid) + "." +
+         std::to_string(info.start_wall_ns) + ".pt.trace.json";
 }
 
 Status ChromeTraceSink::open(const TraceInfo& info) {
   info_ = info;
-  path_ = expand_path(path_);
+  path_ = base::expand_path(path_);
   base_ns_ = base_time_ns(info.start_wall_ns);
   // A directory: torch.profiler's tensorboard_trace_handler layout, which HTA and the
   // TensorBoard profiler plugin look for; "DIR/+gz" gzips, as the handler's use_gzip does.

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/output_file.h"
 #include "gpuprobe/sink.hpp"
-#include "sinks/output_file.h"
 
 namespace gpuprobe::sinks {
 
@@ -50,7 +50,7 @@ class ChromeTraceSink : public Sink {
   void append_gpu_stats(const GpuStats& gpu);
 
   std::string path_;
-  OutputFile out_;
+  base::OutputFile out_;
   std::string& buf_ = out_.buffer();  // what is written goes here
   TraceInfo info_;
   bool devices_written_ = false;

@@ -35,7 +35,7 @@ PerfettoSink::PerfettoSink(std::string path) : path_(std::move(path)), scratch_(
 Status PerfettoSink::open(const TraceInfo& info) {
   info_ = info;
   base_ns_ = info.start_wall_ns;
-  path_ = expand_path(path_);
+  path_ = base::expand_path(path_);
   if (Status s = out_.open(path_); !s.ok()) return s;
   start_sequence(process_seq_, 0);
   // Wall time against the clocks trace_processor aligns traces on.

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/output_file.h"
 #include "gpuprobe/sink.hpp"
-#include "sinks/output_file.h"
 #include "sinks/proto_writer.h"
 
 namespace gpuprobe::sinks {
@@ -92,7 +92,7 @@ class PerfettoSink : public Sink {
   std::uint64_t counter_track(const CallSite* site);
 
   std::string path_;
-  OutputFile out_;
+  base::OutputFile out_;
   std::string& buf_ = out_.buffer();  // what is written goes here
   std::vector<std::string> scratch_;
   std::vector<Annotation> gpu_annotations_;  // write_gpu_event's, reused from event to event

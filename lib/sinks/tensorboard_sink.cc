@@ -83,16 +83,22 @@ Status TensorBoardSink::open(const TraceInfo& info) {
   char stamp[16];
   std::snprintf(stamp, sizeof stamp, "%010lld",
                 static_cast<long long>(info.start_wall_ns / 1000000000));
-  const std::string host = host_name();
-  events_path_ = logdir_ + "/events.out.tfevents." + stamp + "." + host + "." +
-                 std::to_string(info.pid) + ".gpuprobe";
+  const std::string host = base::host_name();
   profile_path_ = logdir_ + "/plugins/profile/" + profile_run_name(info.start_wall_ns) + "/" +
                   host + ".xplane.pb";
   // Appended record by record (not a temporary file): TensorBoard reads event files while they
-  // grow, and retries a record cut short.
-  fd_ = ::open(events_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0)
-    return Status::Error("cannot create '" + events_path_ + "': " + std::strerror(errno));
+  // grow, and retries a record cut short. A new file of this process's own, never one that is
+  // there (a link planted at a name it could guess, or another writer's file): the next name is
+  // tried, as TensorFlow's writers make their names unique.
+  const std::string stem =
+      logdir_ + "/events.out.tfevents." + stamp + "." + host + "." + std::to_string(info.pid);
+  Status created;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    events_path_ = stem + (attempt == 0 ? "" : "." + std::to_string(attempt)) + ".gpuprobe";
+    created = base::create_new_file(events_path_, &fd_);
+    if (created.ok() || errno != EEXIST) break;
+  }
+  if (!created.ok()) return created;
   std::string first;
   ProtoWriter w(&first, &scratch_);
   w.double_value(event::kWallTime, static_cast<double>(info.start_wall_ns) * 1e-9);
@@ -218,7 +224,7 @@ Status TensorBoardSink::close(const Stats& stats, const TimeBase&) {
                                        "': " + ec.message())
                        : status;
   }
-  OutputFile profile;
+  base::OutputFile profile;
   Status s = profile.open(profile_path_);
   if (s.ok()) s = xspace_.write_to(profile, stats);
   if (s.ok()) s = profile.commit();

@@ -220,7 +220,7 @@ std::string XSpaceBuilder::encode_plane_tail(const Plane& plane) const {
   return tail;
 }
 
-Status XSpaceBuilder::write_to(OutputFile& out, const Stats& stats) {
+Status XSpaceBuilder::write_to(base::OutputFile& out, const Stats& stats) {
   // Final thread names: set_thread_name() may have come after a thread's first events.
   for (const ThreadInfo& t : stats.threads) {
     const auto it = host_.lines.find(t.os_tid);
@@ -278,7 +278,7 @@ Status XSpaceBuilder::write_to(OutputFile& out, const Stats& stats) {
     w.bytes(xp::xspace::kWarnings,
             "gpuprobe: " + std::to_string(gpu_lost) + " GPU activity records lost");
   }
-  w.bytes(xp::xspace::kHostnames, host_name());
+  w.bytes(xp::xspace::kHostnames, base::host_name());
   return {};
 }
 

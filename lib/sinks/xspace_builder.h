@@ -14,8 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/output_file.h"
 #include "gpuprobe/sink.hpp"
-#include "sinks/output_file.h"
 
 namespace gpuprobe::sinks {
 
@@ -26,7 +26,7 @@ class XSpaceBuilder {
   void start(const TraceInfo& info);
   void add(const EventBatch& batch);
   // Writes the XSpace to `out` (not committed).
-  Status write_to(OutputFile& out, const Stats& stats);
+  Status write_to(base::OutputFile& out, const Stats& stats);
 
   std::uint64_t dropped() const noexcept { return dropped_; }
 

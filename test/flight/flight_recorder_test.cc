@@ -331,22 +331,5 @@ TEST_CASE("flight_mb bounds the memory; what it lets go is counted in the metric
   CHECK(std::stod(text.substr(at + gauge.size())) <= (1 << 20) + 64 * 1024);
 }
 
-TEST_CASE("the disk cap deletes the oldest dumps, never the one just written") {
-  TempDir dir;
-  for (const char* name : {"gpuprobe_dump_1", "gpuprobe_dump_2", "gpuprobe_dump_3"}) {
-    fs::create_directories(dir.path / name);
-    std::ofstream(dir.path / name / "dump.json") << std::string(600 * 1024, 'x');
-  }
-  fs::create_directories(dir.path / "not_a_dump");
-  std::ofstream(dir.path / "not_a_dump" / "big") << std::string(4 << 20, 'x');
-  std::uint64_t left = 0;
-  CHECK(flight::enforce_disk_cap(dir.path.string(), 1 << 20, "gpuprobe_dump_1", &left) == 2);
-  CHECK(fs::exists(dir.path / "gpuprobe_dump_1"));  // the one just written (here, the oldest)
-  CHECK_FALSE(fs::exists(dir.path / "gpuprobe_dump_2"));
-  CHECK_FALSE(fs::exists(dir.path / "gpuprobe_dump_3"));
-  CHECK(fs::exists(dir.path / "not_a_dump" / "big"));  // only dumps are gpuprobe's to delete
-  CHECK(left == 600 * 1024);
-}
-
 }  // namespace
 }  // namespace gpuprobe

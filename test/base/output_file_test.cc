@@ -2,7 +2,7 @@
 // link, renamed only if it is still the file written; special files written in place and never
 // replaced; directories and two outputs on one path refused before recording; stale temporary
 // files of dead writers removed.
-#include "sinks/output_file.h"
+#include "base/output_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -49,19 +49,32 @@ class TempDir {
   fs::path path_;
 };
 
-TEST_CASE("the temporary file is unique per writer, even for one pid and one path") {
+TEST_CASE("two writers of one path: neither output is lost, the second is written beside") {
+  // What two processes given one path do (two containers whose programs have the same pid in
+  // their PID namespaces, on a shared volume): nothing here depends on the pid.
   TempDir dir;
   const std::string path = dir.file("t.json");
-  sinks::OutputFile a, b;
+  base::OutputFile a, b;
   REQUIRE(a.open(path).ok());
   REQUIRE(b.open(path).ok());
   REQUIRE(dir.temps().size() == 2);
   REQUIRE(a.write("first").ok());
   REQUIRE(b.write("second").ok());
   REQUIRE(a.commit().ok());
-  REQUIRE(b.commit().ok());
-  CHECK(testing::read_file(path) == "second");  // one writer's whole output, never a mix
-  CHECK(dir.names() == std::set<std::string>{"t.json"});
+  const Status s = b.commit();
+  REQUIRE_FALSE(s.ok());  // said, not silently replaced
+  CHECK(testing::contains(s.message(), "created or replaced by another writer"));
+  CHECK(testing::contains(s.message(), b.written_path()));
+  CHECK(testing::read_file(path) == "first");
+  CHECK(testing::read_file(b.written_path()) == "second");
+  CHECK(dir.names().size() == 2);
+  CHECK(dir.temps().empty());
+  // A later session replaces the file it found there when it started: its own earlier output.
+  base::OutputFile c;
+  REQUIRE(c.open(path).ok());
+  REQUIRE(c.write("third").ok());
+  REQUIRE(c.commit().ok());
+  CHECK(testing::read_file(path) == "third");
 }
 
 TEST_CASE("a symbolic link planted at the old predictable temporary name is not followed") {
@@ -71,7 +84,7 @@ TEST_CASE("a symbolic link planted at the old predictable temporary name is not 
   const std::string path = dir.file("t.json");
   // What an attacker with write access to the directory could plant for the pid before.
   fs::create_symlink(victim, path + ".tmp-" + std::to_string(getpid()));
-  sinks::OutputFile out;
+  base::OutputFile out;
   REQUIRE(out.open(path).ok());
   REQUIRE(out.write("trace").ok());
   REQUIRE(out.commit().ok());
@@ -82,7 +95,7 @@ TEST_CASE("a symbolic link planted at the old predictable temporary name is not 
 TEST_CASE("a temporary file replaced while recording is neither renamed nor removed") {
   TempDir dir;
   const std::string path = dir.file("t.json");
-  sinks::OutputFile out;
+  base::OutputFile out;
   REQUIRE(out.open(path).ok());
   REQUIRE(out.write("ours").ok());
   const auto temps = dir.temps();
@@ -179,21 +192,35 @@ TEST_CASE("directories and two outputs on one path are refused before recording"
   }
 }
 
-TEST_CASE("temporary files of dead writers on this host are removed; live ones are kept") {
+TEST_CASE("temporary files of dead writers are removed; live ones are kept") {
   TempDir dir;
   const std::string path = dir.file("t.json");
-  const std::string prefix = path + ".tmp-" + sinks::host_name() + "-";
-  // A pid that is surely not running: the largest a 64-bit Linux allows, plus some.
-  const std::string dead = prefix + "2147483600-deadbeef";
-  const std::string live = prefix + std::to_string(getppid()) + "-cafebabe";
+  const std::string prefix = path + ".tmp-" + base::host_name() + "-";
+  // Left by a killed writer: nobody holds it locked. Its pid means nothing (it may be of
+  // another PID namespace): only the lock says whether a writer is alive.
+  const std::string dead = prefix + std::to_string(getpid()) + "-deadbeef";
+  const std::string fresh = prefix + "77-0badf00d";  // just created: its writer locks it next
   const std::string other_host = path + ".tmp-someotherhost-2147483600-0badf00d";
-  for (const std::string& f : {dead, live, other_host}) std::ofstream(f) << "left over";
-  sinks::OutputFile out;
+  for (const std::string& f : {dead, fresh, other_host}) std::ofstream(f) << "left over";
+  const timespec old_times[2] = {{0, UTIME_OMIT}, {time(nullptr) - 60, 0}};
+  REQUIRE(utimensat(AT_FDCWD, dead.c_str(), old_times, 0) == 0);
+  REQUIRE(utimensat(AT_FDCWD, other_host.c_str(), old_times, 0) == 0);
+  // A live writer, whatever its age.
+  base::OutputFile live;
+  REQUIRE(live.open(path, /*clean_stale=*/false).ok());
+  REQUIRE(dir.temps().size() == 4);
+  std::string live_temp;
+  for (const std::string& t : dir.temps())
+    if (t != dead && t != fresh && t != other_host) live_temp = t;
+  REQUIRE(utimensat(AT_FDCWD, live_temp.c_str(), old_times, 0) == 0);
+  base::OutputFile out;
   REQUIRE(out.open(path).ok());
   CHECK_FALSE(fs::exists(dead));
-  CHECK(fs::exists(live));
+  CHECK(fs::exists(fresh));
+  CHECK(fs::exists(live_temp));
   CHECK(fs::exists(other_host));
   out.discard();
+  live.discard();
 }
 
 }  // namespace
