@@ -3,8 +3,9 @@
 # build tree), so that `#include "readers/..."` from a sink fails to compile instead of waiting
 # for review. Ground: include/ (the public API, on every target) and lib/base, lib/formats.
 #
-#   base, formats            the one stderr line; the trace vocabulary (Kineto names, Perfetto
-#                            field numbers, category and step names)
+#   base, formats            the one stderr line and the one way to write a file; the trace
+#                            vocabulary (Kineto names, Perfetto field numbers, category and
+#                            step names)
 #   core                     the recording runtime: clock, rings, registry, interning, collector
 #   gpu, sinks, metrics      the GPU sources (CUPTI and the GPU pipeline behind it: launch
 #                            matching, range attribution, kernel notes; CUDA-event timing);
