@@ -319,7 +319,7 @@ python_tests() {
     cmake --build build-gpu --target gpuprobe_cli write_synthetic_gpu_trace 2>&1 | tail -1
   fi
   install_package
-  PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu python3 -m pytest -q -rsP -p no:logging \
+  GPUPROBE_TIMING_TESTS=1 PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu python3 -m pytest -q -rsP -p no:logging \
     -p no:cacheprovider ${GPU_PYTESTS:-test/python/test_torch_cuda.py test/python/test_python_api.py \
     test/python/test_torch_integration.py test/python/test_compile_accounting.py \
     test/python/test_waiting_and_blocked.py test/python/test_compare_per_module.py \

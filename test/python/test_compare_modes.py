@@ -76,6 +76,10 @@ def test_every_mode_is_compiled_and_compared(compared):
 CALLS = 40
 
 
+@pytest.mark.skipif(os.environ.get("GPUPROBE_TIMING_TESTS") != "1",
+                    reason="a timing cross-check (two timings taken seconds apart disagree under a "
+                    "load that comes and goes: issue 40 item 8): a benchmark's job, run with "
+                    "GPUPROBE_TIMING_TESTS=1 (test/gpu/run.sh sets it)")
 def test_execute_time_agrees_with_the_tests_own_timing(compared):
     result, x, _ = compared
     arms = [("eager", planted)] + [(m.mode, m.compiled) for m in result.modes]
