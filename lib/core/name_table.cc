@@ -42,10 +42,11 @@ static_assert(sizeof(CacheEntry) == 96, "a cache entry takes a cache line and a 
 constexpr std::size_t kCacheSize = 256;
 thread_local std::array<CacheEntry, kCacheSize> t_cache{};
 
+// An empty entry (generation 0, which the table never has) matches nothing.
 bool cached(const CacheEntry& slot, std::uint64_t hash, std::string_view name, Category category,
             std::uint32_t generation) noexcept {
-  return slot.hash == hash && slot.generation == generation && slot.site != nullptr &&
-         slot.length == name.size() && slot.category == static_cast<std::uint8_t>(category) &&
+  return slot.hash == hash && slot.generation == generation && slot.length == name.size() &&
+         slot.category == static_cast<std::uint8_t>(category) &&
          std::memcmp(slot.name, name.data(), name.size()) == 0;
 }
 
