@@ -17,22 +17,38 @@ std::uint64_t hash_name(std::string_view name, Category category) noexcept {
   return h;
 }
 
-bool same(const CallSite& site, std::string_view name, Category category) noexcept {
-  return site.category == category && std::strncmp(site.name, name.data(), name.size()) == 0 &&
-         site.name[name.size()] == '\0';
-}
-
 // A direct-mapped cache per thread in front of the locked table, so that a name seen before
 // costs a hash and a compare: no lock, no allocation. An entry is good only in the table
 // generation it was filled in, since the table may free sites when a session begins.
+//
+// The entry keeps its own copy of the name, and a hit compares against that copy, never against
+// the site: a thread may be paused between reading the generation and comparing while two
+// sessions begin and free the site (found by TSan), and reading it then would be a use after
+// free. The site is only handed back, unread: checked against the generation read before the
+// compare, it was alive then, and it stays alive until the next-but-one session begins — the
+// same window every interned site has (core/name_table.h). Names longer than kCachedNameBytes
+// are not cached and take the locked path each time.
 // Trivially destructible, so it needs no thread-exit registration.
+constexpr std::size_t kCachedNameBytes = 74;
 struct CacheEntry {
   std::uint64_t hash;
   const CallSite* site;
   std::uint32_t generation;
+  std::uint8_t category;
+  std::uint8_t length;
+  char name[kCachedNameBytes];
 };
+static_assert(sizeof(CacheEntry) == 96, "a cache entry takes a cache line and a half");
 constexpr std::size_t kCacheSize = 256;
 thread_local std::array<CacheEntry, kCacheSize> t_cache{};
+
+// An empty entry (generation 0, which the table never has) matches nothing.
+bool cached(const CacheEntry& slot, std::uint64_t hash, std::string_view name, Category category,
+            std::uint32_t generation) noexcept {
+  return slot.hash == hash && slot.generation == generation && slot.length == name.size() &&
+         slot.category == static_cast<std::uint8_t>(category) &&
+         std::memcmp(slot.name, name.data(), name.size()) == 0;
+}
 
 // What a name may cost: each at most 64 KiB (longer ones are cut at a character boundary and
 // end in "..."), all those of one session at most 64 MiB; past that, names record as
@@ -152,12 +168,16 @@ const CallSite* intern(std::string_view name, Category category) noexcept {
   core::NameTable& table = core::NameTable::get();
   const std::uint32_t generation = table.generation();
   core::CacheEntry& slot = core::t_cache[h % core::kCacheSize];
-  if (slot.site != nullptr && slot.generation == generation && slot.hash == h &&
-      core::same(*slot.site, name, category)) {
-    return slot.site;
-  }
+  if (core::cached(slot, h, name, category, generation)) return slot.site;
   const CallSite* site = table.intern(name, category);
-  if (site != name_table_full_site()) slot = core::CacheEntry{h, site, generation};
+  if (site != name_table_full_site() && name.size() <= core::kCachedNameBytes) {
+    slot.hash = h;
+    slot.site = site;
+    slot.generation = generation;
+    slot.category = static_cast<std::uint8_t>(category);
+    slot.length = static_cast<std::uint8_t>(name.size());
+    std::memcpy(slot.name, name.data(), name.size());
+  }
   return site;
 }
 

@@ -20,6 +20,7 @@
 #include "graph_runs.h"
 #include "range_methods.h"
 #include "range_type.h"
+#include "task_tracks.h"
 
 namespace py = pybind11;
 
@@ -133,7 +134,10 @@ std::optional<Category> category_from(std::string_view name) {
 // A task's range crosses its `await`s while other tasks run on the thread, so the ranges of
 // tasks interleave: on the thread's track they would be drawn as a wrong nest (one task's range
 // as the parent of another's). Ranges opened inside a task go on the task's track instead
-// (ManualRange::begin_on_track), which the outputs show as a thread named "asyncio <task name>".
+// (ManualRange::begin_on_track), which the outputs show as a thread named "asyncio <task name>"
+// (or "asyncio <coroutine>" for a task left with asyncio's default name). A finished task's
+// track goes to a later task (task_tracks.h), so that tracks and their names stay as many as
+// the tasks live at once.
 
 // asyncio's C parts, looked up once `_asyncio` has been imported (by asyncio): the running loop,
 // and the current task — a function from Python 3.12, before it the dictionary loop -> task.
@@ -180,26 +184,53 @@ PyObject* g_asyncio_name = nullptr;  // "_asyncio", interned
   return true;
 }
 
+// A task seen on this thread, until it has finished and been forgotten (prune_tasks).
 struct TaskTrack {
   PyObject* task_ref;  // a weak reference: an address can be reused once the task is gone
-  std::uint32_t track;
-  std::uint32_t named_epoch;  // the session that was told the track's name
+  std::uint32_t slot;  // its track in t_task_tracks
 };
-// Tasks run on their loop's thread, so the map is per thread.
+// Tasks run on their loop's thread, so the map and the tracks are per thread.
 thread_local std::unordered_map<const PyObject*, TaskTrack> t_tasks;
-thread_local std::size_t t_prune_at = 1024;
+thread_local TaskTracks t_task_tracks;
+// Tracks of finished tasks that still have a range open (a range object entered in the task and
+// never exited): reused only once it has ended, so that two tasks' ranges never share a track at
+// once.
+thread_local std::vector<std::uint32_t> t_retiring;
+// Finished tasks are found once the map has grown by half since it was last pruned, or by
+// kPruneEvery: a short task's track is back in use soon after, the tasks holding a track beyond
+// the live ones stay at most half as many (or kPruneEvery), and pruning costs each new task a
+// constant share.
+constexpr std::size_t kPruneEvery = 16;
+thread_local std::size_t t_prune_at = kPruneEvery;
 
-// Forgets finished tasks once the map has doubled since it was last pruned.
+// Gives back the track of a finished task's slot, or keeps it aside while one of this thread's
+// open ranges is on it.
+void release_track(std::uint32_t slot) {
+  const std::uint32_t track = t_task_tracks.track(slot);
+  for (std::size_t i = 0; i < t_open.size; ++i) {
+    if (t_open[i].range.track() == track) {
+      t_retiring.push_back(slot);
+      return;
+    }
+  }
+  t_task_tracks.release(slot);
+}
+
+// Forgets finished tasks, giving their tracks back.
 void prune_tasks() {
+  std::vector<std::uint32_t> retiring;
+  retiring.swap(t_retiring);
+  for (const std::uint32_t slot : retiring) release_track(slot);
   for (auto it = t_tasks.begin(); it != t_tasks.end();) {
     if (PyWeakref_GetObject(it->second.task_ref) == Py_None) {
       Py_DECREF(it->second.task_ref);
+      release_track(it->second.slot);
       it = t_tasks.erase(it);
     } else {
       ++it;
     }
   }
-  t_prune_at = std::max<std::size_t>(1024, 2 * t_tasks.size());
+  t_prune_at = t_tasks.size() + std::max(kPruneEvery, t_tasks.size() / 2);
 }
 
 // The track of the task running in `loop` (what _get_running_loop returned: a new reference,
@@ -222,9 +253,11 @@ void prune_tasks() {
     Py_XDECREF(task);
     return 0;
   }
+  const std::uint32_t epoch = detail::epoch_of(detail::g_gate.load(std::memory_order_relaxed));
   auto it = t_tasks.find(task);
   if (it != t_tasks.end() && PyWeakref_GetObject(it->second.task_ref) != task) {
-    Py_DECREF(it->second.task_ref);  // another task that had this address
+    Py_DECREF(it->second.task_ref);  // another task that had this address, finished
+    release_track(it->second.slot);
     t_tasks.erase(it);
     it = t_tasks.end();
   }
@@ -236,25 +269,17 @@ void prune_tasks() {
       Py_DECREF(task);
       return 0;
     }
-    it = t_tasks.emplace(task, TaskTrack{ref, new_track(), 0}).first;
+    it =
+        t_tasks.emplace(task, TaskTrack{ref, t_task_tracks.acquire(task_label(task), epoch)}).first;
   }
   // Named once per session, before its first range, so that every output has the name.
-  const std::uint32_t epoch = detail::epoch_of(detail::g_gate.load(std::memory_order_relaxed));
-  if (it->second.named_epoch != epoch) {
-    std::string name = "asyncio task";
-    if (PyObject* n = PyObject_CallMethod(task, "get_name", nullptr)) {
-      if (const char* text = PyUnicode_Check(n) ? PyUnicode_AsUTF8(n) : nullptr) {
-        name = std::string("asyncio ") + text;
-      }
-      Py_DECREF(n);
-    }
-    PyErr_Clear();
-    name_track(it->second.track, name);
-    it->second.named_epoch = epoch;
+  const std::uint32_t slot = it->second.slot;
+  if (t_task_tracks.named_epoch(slot) != epoch) {
+    name_track(t_task_tracks.track(slot), t_task_tracks.label(slot));
+    t_task_tracks.named_epoch(slot) = epoch;
   }
-  const std::uint32_t track = it->second.track;
   Py_DECREF(task);
-  return track;
+  return t_task_tracks.track(slot);
 }
 
 // Tells asyncio, once per thread, that no loop runs on this thread — which _get_running_loop

@@ -1,11 +1,17 @@
 #include "core/name_table.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "gpuprobe/range.hpp"
+#include "gpuprobe/gpuprobe.hpp"
+#include "support/capture_sink.h"
 #include "support/catch.hpp"
 
 namespace gpuprobe::core {
@@ -92,6 +98,60 @@ TEST_CASE("NULs are written out, long names are cut at 64 KiB, all names at 64 M
   CHECK(kept < 1024);
   CHECK(kept > 1000);
   CHECK(table.overflowed() == 1100 - kept);
+}
+
+// Each session that begins frees the names that neither it nor the one before used, while other
+// threads look names up in their caches without the table's lock: a thread whose cache entry
+// dates from a session two begins ago must never read the freed entry (TSan and ASan watch this
+// test), nor ever be given another name's site. Threads record ranges under names of their own
+// (a few, so that the cache hits) through session start/stop cycles; every name a session wrote
+// is one that the thread which recorded it used.
+TEST_CASE("Sessions beginning while threads look names up never free what a thread reads") {
+  constexpr int kThreads = 4;
+  constexpr int kCycles = 100;
+  std::atomic<bool> stop{false};
+  std::vector<std::atomic<std::int64_t>> tids(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      tids[t].store(static_cast<std::int64_t>(::syscall(SYS_gettid)));
+      std::vector<std::string> names;
+      for (int k = 0; k < 8; ++k)
+        names.push_back("churn t" + std::to_string(t) + " n" + std::to_string(k));
+      for (std::uint64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+        ManualRange r;
+        r.begin(names[i % names.size()]);
+        r.end();
+        // And the lookup alone, whether a session runs or not.
+        detail::intern(names[(i + 3) % names.size()], Category::kApp);
+      }
+    });
+  }
+  for (int t = 0; t < kThreads; ++t) {
+    while (tids[t].load() == 0) std::this_thread::yield();
+  }
+  std::uint64_t checked = 0;
+  for (int cycle = 0; cycle < kCycles; ++cycle) {
+    auto sink = std::make_shared<testing::CaptureSink>();
+    {
+      Session session("ring=4096,flush_ms=1", {sink});
+      REQUIRE(session.ok());
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    for (const testing::CapturedEvent& e : sink->events()) {
+      if (e.name.rfind("churn ", 0) != 0) continue;
+      int owner = -1;
+      for (int t = 0; t < kThreads; ++t) {
+        if (tids[t].load() == e.os_tid) owner = t;
+      }
+      REQUIRE(owner >= 0);
+      REQUIRE(e.name.rfind("churn t" + std::to_string(owner) + " n", 0) == 0);
+      ++checked;
+    }
+  }
+  stop = true;
+  for (std::thread& t : threads) t.join();
+  CHECK(checked > 0);
 }
 
 }  // namespace
