@@ -406,8 +406,8 @@ TEST_CASE("the server stops with the session, and a port in use is one clear err
   CHECK(get(port, "/metrics").empty());  // nothing listens any more
 }
 
-// civetweb 1.15's accept loop polls its socket for up to 2 s between looks at mg_stop()'s flag;
-// a session's stop (the program's exit, often) must not wait that long.
+// A session's stop (the program's exit, often) must not wait for the server (civetweb 1.15 took
+// up to 2 s: its accept loop looked at mg_stop()'s flag between 2 s polls).
 TEST_CASE("a stop ends the server at once, whatever address it listens on") {
   for (const char* address : {"127.0.0.1:0", "0.0.0.0:0", "[::1]:0"}) {
     CAPTURE(address);
