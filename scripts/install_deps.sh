@@ -17,7 +17,6 @@ packages=(
   chromium              # test/python: renders gpuprobe report's HTML page headless
   libjs-dygraphs        # the chart library the report page inlines (built in at build time)
   mlir-19-tools         # test/python: mlir-opt-19 writes the pass timing reports gpuprobe reads
-  libcivetweb-dev       # the metrics endpoint's HTTP server (loaded at run time: libcivetweb1)
   prometheus            # promtool: checks the metrics gpuprobe writes, as Prometheus reads them
 )
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/printable_text.h"
 #include "base/utc_time.h"
 
 namespace gpuprobe::tools {
@@ -119,11 +120,13 @@ void apply_trigger(const FlightDump& dump, analysis::ReportOptions* options) {
 }
 
 void print_dump_header(const FlightDump& d, std::FILE* o) {
-  std::fprintf(o, "dump %s (%s): %s\n", d.name.c_str(), d.source.c_str(),
-               d.reason.empty() ? "no reason given" : d.reason.c_str());
+  // A dump directory may come from anywhere: what its dump.json says is printed as text only.
+  const auto text = [](const std::string& s) { return base::printable_text(s, 1000); };
+  std::fprintf(o, "dump %s (%s): %s\n", text(d.name).c_str(), text(d.source).c_str(),
+               d.reason.empty() ? "no reason given" : text(d.reason).c_str());
   std::fprintf(o, "  %s%s at %s; %s, %s pid %lld", d.trigger.empty() ? "" : "trigger ",
-               d.trigger.c_str(), utc(d.trigger_ns).c_str(), d.host.c_str(), d.process_name.c_str(),
-               d.pid);
+               text(d.trigger).c_str(), utc(d.trigger_ns).c_str(), text(d.host).c_str(),
+               text(d.process_name).c_str(), d.pid);
   if (d.rank >= 0) std::fprintf(o, ", rank %lld", d.rank);
   std::fputc('\n', o);
   std::fprintf(o,
@@ -143,7 +146,7 @@ void print_dump_header(const FlightDump& d, std::FILE* o) {
     std::fprintf(o,
                  "  outliers below: \"%s\" above %g ms that began in the %.1f s the trigger "
                  "watched\n",
-                 d.latency_name.c_str(), d.threshold_ms,
+                 text(d.latency_name).c_str(), d.threshold_ms,
                  static_cast<double>(d.trigger_ns - d.watched_from_ns) * 1e-9);
   }
   std::fputc('\n', o);

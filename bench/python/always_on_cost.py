@@ -63,13 +63,13 @@ def free_port():
 
 
 def own_threads_cpu_ns():
-    """CPU time so far of this process's threads that are gpuprobe's (named gpuprobe*, and the
-    metrics server's civetweb-* threads), in nanoseconds."""
+    """CPU time so far of this process's threads that are gpuprobe's (named gpuprobe*, the
+    metrics server's gpuprobe-http included), in nanoseconds."""
     total = 0
     for task in pathlib.Path("/proc/self/task").iterdir():
         try:
             name = (task / "comm").read_text().strip()
-            if name.startswith(("gpuprobe", "civetweb")):
+            if name.startswith("gpuprobe"):
                 total += int((task / "schedstat").read_text().split()[0])
         except (OSError, ValueError, IndexError):
             pass  # the thread ended meanwhile

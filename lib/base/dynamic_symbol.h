@@ -1,4 +1,4 @@
-// Functions of a library opened with dlopen (libcupti, libcivetweb): looked up by name, with the
+// Functions of a library opened with dlopen (libcupti): looked up by name, with the
 // names that were not there collected for one error message.
 #pragma once
 

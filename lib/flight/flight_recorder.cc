@@ -8,6 +8,7 @@
 
 #include "base/notice.h"
 #include "base/output_file.h"
+#include "base/printable_text.h"
 #include "flight/dump_directory.h"
 
 namespace gpuprobe::flight {
@@ -213,7 +214,9 @@ Status FlightRecorder::request(std::string_view source, std::string_view reason,
                                std::string* path) {
   DumpJob job;
   job.source = std::string(source);
-  job.reason = reason.empty() ? std::string(source) + " request" : std::string(reason);
+  // Printable text of a line's length: it reaches stderr, dump.json and the report's output.
+  job.reason =
+      reason.empty() ? std::string(source) + " request" : base::printable_text(reason, 200);
   job.at_tick = core::read_ticks(clock_);
   std::string why;
   if (!enqueue(std::move(job), false, &why, path)) return Status::Error("no dump: " + why);

@@ -22,7 +22,7 @@ struct WindowFacts {
   std::uint64_t to_tick = 0;
 };
 
-// Writes `snapshot`'s chunks that overlap the window to `path` (atomically: sinks/output_file.h),
+// Writes `snapshot`'s chunks that overlap the window to `path` (atomically: base/output_file.h),
 // and `extra` — events the dump adds, such as its marker — as one more chunk.
 [[nodiscard]] Status write_window_file(const std::string& path, const StoreSnapshot& snapshot,
                                        const std::vector<Event>& extra, const WindowFacts& facts);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -287,6 +288,68 @@ TEST_CASE("a dump asked for just before stop is written at stop, its time after 
   REQUIRE(fs::exists(fs::path(path) / "dump.json"));
   CHECK(description(path)["window"]["after_cut_short"] == true);
   CHECK(count_named(read_dump(path, "trace.pftrace"), "request") == 1);
+}
+
+// Issue 48, item 11: a reason from POST /dump or gpuprobe.dump() went raw to the host's stderr
+// ("dump written: PATH (REASON)"), into dump.json, and from there into `gpuprobe report`.
+TEST_CASE(
+    "a dump's reason is printable text of bounded length on stderr, in dump.json, in report") {
+  const std::string evil =
+      "\x1b]0;owned\x07\x1b[2J\r\ngpuprobe: dump written: /etc/passwd\xff" + std::string(1000, 'x');
+  const auto printable = [](const std::string& text) {
+    return std::all_of(text.begin(), text.end(), [](char c) {
+      const auto b = static_cast<unsigned char>(c);
+      return b == '\n' || (b >= 0x20 && b != 0x7f);
+    });
+  };
+  TempDir dir;
+  const fs::path err = dir.path / "stderr.txt";
+  std::fflush(stderr);
+  const int saved = dup(2);
+  std::FILE* capture = std::fopen(err.c_str(), "w");
+  REQUIRE(capture != nullptr);
+  dup2(fileno(capture), 2);
+  std::string path;
+  {
+    Session session("flight=5,dump_after=0.1,dump_format=chrome,dump=" +
+                    (dir.path / "dumps").string());
+    REQUIRE(session.ok());
+    request(1);
+    CHECK(dump(evil, &path).ok());
+    REQUIRE(session.stop().ok());
+  }
+  std::fflush(stderr);
+  dup2(saved, 2);
+  ::close(saved);
+  std::fclose(capture);
+  REQUIRE(fs::exists(fs::path(path) / "dump.json"));
+  const std::string printed = testing::read_file(err.string());
+  CAPTURE(printed);
+  CHECK(contains(printed, "dump written: " + path + " (\\x1b]0;owned\\x07\\x1b[2J"));
+  CHECK(printable(printed));
+  CHECK_FALSE(contains(printed, "\ngpuprobe: dump written: /etc/passwd"));
+  const std::string reason = description(path)["reason"];
+  CHECK(reason.size() <= 200);
+  CHECK(printable(reason));
+  CHECK(reason.rfind(
+            "\\x1b]0;owned\\x07\\x1b[2J\\x0d\\x0agpuprobe: dump written: /etc/passwd\\xffxx", 0) ==
+        0);
+#ifdef GPUPROBE_CLI
+  // A dump directory may come from anywhere: one whose dump.json carries the raw sequences.
+  nlohmann::json forged = description(path);
+  forged["reason"] = "\x1b]0;owned\x07\x1b[2J\r\ngpuprobe: all is well";
+  forged["host"] = "\x1b[31mred";
+  std::ofstream(fs::path(path) / "dump.json") << forged.dump();
+  const fs::path out = dir.path / "report.txt";
+  const std::string command =
+      std::string(GPUPROBE_CLI) + " report '" + path + "' > '" + out.string() + "' 2>&1";
+  CHECK(std::system(command.c_str()) == 0);
+  const std::string report = testing::read_file(out.string());
+  CAPTURE(report);
+  CHECK(contains(report, "\\x1b]0;owned\\x07\\x1b[2J\\x0d\\x0agpuprobe: all is well"));
+  CHECK(contains(report, "\\x1b[31mred"));
+  CHECK(printable(report));
+#endif
 }
 
 TEST_CASE("trigger=signal: SIGUSR1 writes a dump; the handler goes with the session") {

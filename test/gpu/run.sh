@@ -137,7 +137,7 @@ install_package() {
   rm -rf "$pkg"
   python3 -m pip install -q --no-index --find-links .deps/wheels --target "$deps" \
     scikit-build-core pybind11 pytest 2>&1 | tail -2
-  # CMake reads CMAKE_PREFIX_PATH from the environment: civetweb.h from the unpacked .deb.
+  # CMake reads CMAKE_PREFIX_PATH from the environment: headers from the unpacked .debs.
   CMAKE_PREFIX_PATH="$prefix/usr" PYTHONPATH="$deps" python3 -m pip install -q --no-index \
     --no-build-isolation --target "$pkg" . 2>&1 | tail -5
 }

@@ -122,11 +122,8 @@ def test_post_dump_and_gpuprobe_dump_each_write_one_and_are_counted(tmp_path, ca
     assert "no flight recorder" in capfd.readouterr().err
     out = tmp_path / "dumps"
     port = free_port()
-    try:
-        session = gpuprobe.Session(
-            f"flight=10,dump={out},dump_after=0.1,dump_format=chrome,metrics={port}")
-    except RuntimeError as e:  # built without civetweb.h, or no libcivetweb1 here
-        pytest.skip(f"skipped: {e}")
+    session = gpuprobe.Session(
+        f"flight=10,dump={out},dump_after=0.1,dump_format=chrome,metrics={port}")
     serve(10, 0.001)
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}/dump?reason=on-call%20asked", method="POST")
@@ -155,3 +152,35 @@ def test_post_dump_and_gpuprobe_dump_each_write_one_and_are_counted(tmp_path, ca
     assert json.loads((by_http / "dump.json").read_text())["source"] == "http"
     assert json.loads((by_api / "dump.json").read_text())["source"] == "api"
     assert (hta_names(by_api / "chrome") == "request").sum() == 20
+
+
+def test_a_hostile_reason_reaches_no_terminal_raw(tmp_path, capfd):
+    """Issue 48, item 11: POST /dump?reason= carried escape sequences and line breaks raw to the
+    host's stderr, to dump.json and to `gpuprobe report`'s output."""
+    out = tmp_path / "dumps"
+    port = free_port()
+    session = gpuprobe.Session(f"flight=10,dump={out},dump_after=0.1,metrics={port}")
+    serve(5, 0.001)
+    # A terminal title, a screen clear, a forged notice on a line of its own, then 2000 bytes.
+    evil = "%1b%5d0;owned%07%1b%5b2J%0d%0agpuprobe:%20dump%20written:%20/etc/passwd" + "y" * 2000
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/dump?reason={evil}", method="POST")
+    with urllib.request.urlopen(request, timeout=30) as r:
+        assert r.status == 200
+        written = pathlib.Path(r.read().decode().strip())
+    assert wait_for(lambda: (written / "dump.json").exists())
+    session.stop()
+    err = capfd.readouterr().err
+    assert "\x1b" not in err and "\r" not in err
+    assert not any(line.startswith("gpuprobe: dump written: /etc/passwd")
+                   for line in err.splitlines())
+    assert f"dump written: {written} (\\x1b]0;owned\\x07\\x1b[2J\\x0d\\x0agpuprobe: " in err
+    reason = json.loads((written / "dump.json").read_text())["reason"]
+    assert len(reason.encode()) <= 200 and reason.isprintable()
+    # A dump directory may come from anywhere: gpuprobe report escapes a forged dump.json too.
+    forged = json.loads((written / "dump.json").read_text())
+    forged["reason"] = "\x1b]0;owned\x07\x1b[2J\r\ngpuprobe: all is well"
+    (written / "dump.json").write_text(json.dumps(forged))
+    text = subprocess.run([str(CLI), "report", str(written)], capture_output=True, text=True,
+                          timeout=120).stdout
+    assert "\x1b" not in text and "\r" not in text
+    assert "\\x1b]0;owned\\x07\\x1b[2J\\x0d\\x0agpuprobe: all is well" in text
