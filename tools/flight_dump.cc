@@ -14,9 +14,10 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr const char* kDescription = "dump.json";
-// A dump.json is a few KiB; these bound what a hostile one costs (nlohmann's parser keeps its
-// own stack, but copying, comparing or printing a value recurses once per level).
-constexpr std::size_t kMaxDescriptionBytes = 4 << 20;
+// A dump.json is a few KiB (a line per thread of the window: a few MiB with tens of thousands);
+// these bound what a hostile one costs (nlohmann's parser keeps its own stack, but copying,
+// comparing or printing a value recurses once per level).
+constexpr std::size_t kMaxDescriptionBytes = 64 << 20;
 constexpr int kMaxDescriptionDepth = 32;
 
 std::string utc(std::int64_t ns) { return base::utc_time(ns, base::UtcStyle::kExtended); }

@@ -125,6 +125,13 @@ def test_deep_json_traces_are_refused_by_every_command(tmp_path):
             assert b"Sanitizer" not in out.stderr and b"runtime error" not in out.stderr
 
 
+def test_a_dump_description_larger_than_64_mib_is_refused_unread(tmp_path):
+    d = dump_dir(tmp_path)
+    with open(d / "dump.json", "r+b") as f:
+        f.truncate(65 << 20)  # sparse: refused by its size before a byte is read
+    assert_refused(run("report", d, timeout=60), "dump.json", "larger than")
+
+
 def test_integers_past_64_bits_in_a_dump_description_are_not_overflowed(tmp_path):
     big, small = 2**63 - 1, -2**63
     d = dump_dir(tmp_path, trigger_time_ns=big, pid=2**64 - 1, rank=small,
