@@ -1,10 +1,12 @@
 #include "tools/flight_dump.h"
 
+#include <cmath>
 #include <filesystem>
-#include <fstream>
+#include <limits>
 
 #include "base/printable_text.h"
 #include "base/utc_time.h"
+#include "readers/regular_file.h"
 
 namespace gpuprobe::tools {
 namespace {
@@ -13,18 +15,89 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr const char* kDescription = "dump.json";
+// A dump.json is a few KiB (a line per thread of the window: a few MiB with tens of thousands);
+// these bound what a hostile one costs (nlohmann's parser keeps its own stack, but copying,
+// comparing or printing a value recurses once per level).
+constexpr std::size_t kMaxDescriptionBytes = 64 << 20;
+constexpr int kMaxDescriptionDepth = 32;
 
 std::string utc(std::int64_t ns) { return base::utc_time(ns, base::UtcStyle::kExtended); }
 
-template <typename T>
-T get(const json& j, const char* key, T fallback) {
+// Arithmetic on the times and counts of a file, which may be any integer: saturating, never
+// undefined.
+std::int64_t add_sat(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? std::numeric_limits<std::int64_t>::max()
+               : std::numeric_limits<std::int64_t>::min();
+}
+std::int64_t sub_sat(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (!__builtin_sub_overflow(a, b, &r)) return r;
+  return b < 0 ? std::numeric_limits<std::int64_t>::max()
+               : std::numeric_limits<std::int64_t>::min();
+}
+// `to - from` in seconds, computed in doubles so that no difference overflows.
+// Nanoseconds as an int64_t, saturating (a double past 2^63 does not convert).
+std::int64_t saturate_ns(double ns) {
+  if (!(ns < 9.2e18)) return std::numeric_limits<std::int64_t>::max();
+  if (!(ns > -9.2e18)) return std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(ns);
+}
+double seconds_between(std::int64_t from, std::int64_t to) {
+  return (static_cast<double>(to) - static_cast<double>(from)) * 1e-9;
+}
+
+// The member `key` of object `j`, or null; never a copy.
+const json* member(const json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
   const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  try {
-    return it->get<T>();
-  } catch (const json::exception&) {
-    return fallback;
+  return it == j.end() || it->is_null() ? nullptr : &*it;
+}
+
+// An integer member: a JSON integer within int64_t, else `fallback` (a float such as 1e300 or
+// an integer past 2^63 is not converted, which would be undefined or wrong).
+std::int64_t int_of(const json& j, const char* key, std::int64_t fallback) {
+  const json* v = member(j, key);
+  if (v == nullptr) return fallback;
+  if (v->is_number_unsigned()) {
+    const auto u = v->get<std::uint64_t>();
+    return u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+               ? fallback
+               : static_cast<std::int64_t>(u);
   }
+  return v->is_number_integer() ? v->get<std::int64_t>() : fallback;
+}
+// A count: an integer of at least 0, else 0.
+std::int64_t count_of(const json& j, const char* key) {
+  const std::int64_t n = int_of(j, key, 0);
+  return n < 0 ? 0 : n;
+}
+// A finite number, else `fallback`.
+double double_of(const json& j, const char* key, double fallback) {
+  const json* v = member(j, key);
+  if (v == nullptr || !v->is_number()) return fallback;
+  const double d = v->get<double>();
+  return std::isfinite(d) ? d : fallback;
+}
+std::string string_of(const json& j, const char* key, std::string fallback) {
+  const json* v = member(j, key);
+  return v != nullptr && v->is_string() ? v->get<std::string>() : fallback;
+}
+bool bool_of(const json& j, const char* key) {
+  const json* v = member(j, key);
+  return v != nullptr && v->is_boolean() && v->get<bool>();
+}
+const json& object_of(const json& j, const char* key) {
+  static const json kEmpty = json::object();
+  const json* v = member(j, key);
+  return v != nullptr && v->is_object() ? *v : kEmpty;
+}
+
+// A file a dump lists: a name inside the dump's directory, nothing that leads out of it.
+bool plain_file_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
 }
 
 // The range a trigger watches: "p99:request>50ms/10s" and "slow:request>200ms" name "request".
@@ -40,30 +113,59 @@ std::string watched_range(const std::string& trigger) {
 
 bool is_flight_dump(const std::string& dir) {
   std::error_code ec;
-  return fs::is_directory(dir, ec) && fs::is_regular_file(fs::path(dir) / kDescription, ec);
+  // Whatever dump.json is (a FIFO, a link, a directory), read_flight_dump says what is wrong
+  // with it, rather than the directory being taken for a directory of traces.
+  return fs::is_directory(dir, ec) &&
+         fs::exists(fs::symlink_status(fs::path(dir) / kDescription, ec));
 }
 
 Status read_flight_dump(const std::string& dir, FlightDump* out) {
   const fs::path description = fs::path(dir) / kDescription;
-  std::ifstream in(description);
-  json d = json::parse(in, nullptr, false);
-  if (d.is_discarded() || !d.is_object() || get<std::string>(d, "format", "") != "gpuprobe-dump") {
+  std::string text;
+  if (Status s = readers::read_regular_file(description.string(), kMaxDescriptionBytes, &text);
+      !s.ok()) {
+    return s;
+  }
+  // nlohmann's parser keeps its own stack; the callback refuses (and does not build) containers
+  // deeper than a dump's, so that no later copy or destruction recurses deeply.
+  bool too_deep = false;
+  const json::parser_callback_t bounded = [&too_deep](int depth, json::parse_event_t event, json&) {
+    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+        depth >= kMaxDescriptionDepth) {
+      too_deep = true;
+      return false;
+    }
+    return true;
+  };
+  const json d = json::parse(text, bounded, false);
+  if (too_deep) {
+    return Status::Error(description.string() + ": nested deeper than " +
+                         std::to_string(kMaxDescriptionDepth) +
+                         " levels, not a gpuprobe dump description");
+  }
+  if (d.is_discarded() || !d.is_object() || string_of(d, "format", "") != "gpuprobe-dump") {
     return Status::Error(description.string() + " is not a gpuprobe dump description");
   }
   FlightDump& f = *out;
   // The flight window where the dump wrote one (the recorder's own bytes, the fastest to read),
   // else the Perfetto trace (it keeps every field), else a Chrome trace.
   std::string perfetto, chrome;
-  for (const json& file : d.value("files", json::array())) {
-    if (!file.is_string()) continue;
-    const std::string name = file.get<std::string>();
-    const std::string path = (fs::path(dir) / name).string();
-    if (name.find(".gpwindow") != std::string::npos && f.trace.empty()) {
-      f.trace = path;
-    } else if (name.find(".pftrace") != std::string::npos && perfetto.empty()) {
-      perfetto = path;
-    } else if (name.find(".json") != std::string::npos && chrome.empty()) {
-      chrome = path;
+  if (const json* files = member(d, "files"); files != nullptr && files->is_array()) {
+    for (const json& file : *files) {
+      if (!file.is_string()) continue;
+      const std::string& name = file.get_ref<const std::string&>();
+      if (!plain_file_name(name)) {
+        return Status::Error(description.string() +
+                             ": lists a file outside the dump's directory (a name with '/')");
+      }
+      const std::string path = (fs::path(dir) / name).string();
+      if (name.find(".gpwindow") != std::string::npos && f.trace.empty()) {
+        f.trace = path;
+      } else if (name.find(".pftrace") != std::string::npos && perfetto.empty()) {
+        perfetto = path;
+      } else if (name.find(".json") != std::string::npos && chrome.empty()) {
+        chrome = path;
+      }
     }
   }
   if (f.trace.empty()) f.trace = perfetto.empty() ? chrome : perfetto;
@@ -72,40 +174,40 @@ Status read_flight_dump(const std::string& dir, FlightDump* out) {
                          " lists no trace this command reads (dump_format= window, perfetto or "
                          "chrome)");
   }
-  f.name = get<std::string>(d, "name", fs::path(dir).filename().string());
-  f.source = get<std::string>(d, "source", "");
-  f.reason = get<std::string>(d, "reason", "");
-  f.trigger = get<std::string>(d, "trigger", "");
-  f.trigger_ns = get<std::int64_t>(d, "trigger_time_ns", 0);
-  const json window = d.value("window", json::object());
-  f.window_from_ns = get<std::int64_t>(window, "from_ns", 0);
-  f.window_to_ns = get<std::int64_t>(window, "to_ns", 0);
-  f.before_s = get<double>(window, "before_s", 0);
-  f.after_s = get<double>(window, "after_s", 0);
-  f.host = get<std::string>(d, "host", "");
-  f.process_name = get<std::string>(d, "process_name", "");
-  f.pid = get<long long>(d, "pid", -1);
-  f.rank = get<long long>(d, "rank", -1);
-  f.events = get<long long>(d, "events", 0);
-  f.gpu_events = get<long long>(d, "gpu_events", 0);
-  const json drops = d.value("drops", json::object());
-  f.dropped = get<long long>(drops, "events_dropped", 0) +
-              get<long long>(drops, "events_dropped_no_ring", 0) +
-              get<long long>(drops, "gpu_dropped", 0);
-  f.overwritten = get<long long>(drops, "flight_overwritten_by_age", 0) +
-                  get<long long>(drops, "flight_overwritten_by_memory", 0);
-  const json gpu = d.value("gpu_recording", json::object());
-  f.gpu_sampled = get<bool>(gpu, "sampled", false);
-  f.gpu_recorded_s = get<double>(gpu, "recorded_s", 0);
+  f.name = string_of(d, "name", fs::path(dir).filename().string());
+  f.source = string_of(d, "source", "");
+  f.reason = string_of(d, "reason", "");
+  f.trigger = string_of(d, "trigger", "");
+  f.trigger_ns = int_of(d, "trigger_time_ns", 0);
+  const json& window = object_of(d, "window");
+  f.window_from_ns = int_of(window, "from_ns", 0);
+  f.window_to_ns = int_of(window, "to_ns", 0);
+  f.before_s = double_of(window, "before_s", 0);
+  f.after_s = double_of(window, "after_s", 0);
+  f.host = string_of(d, "host", "");
+  f.process_name = string_of(d, "process_name", "");
+  f.pid = int_of(d, "pid", -1);
+  f.rank = int_of(d, "rank", -1);
+  f.events = count_of(d, "events");
+  f.gpu_events = count_of(d, "gpu_events");
+  const json& drops = object_of(d, "drops");
+  f.dropped =
+      add_sat(add_sat(count_of(drops, "events_dropped"), count_of(drops, "events_dropped_no_ring")),
+              count_of(drops, "gpu_dropped"));
+  f.overwritten = add_sat(count_of(drops, "flight_overwritten_by_age"),
+                          count_of(drops, "flight_overwritten_by_memory"));
+  const json& gpu = object_of(d, "gpu_recording");
+  f.gpu_sampled = bool_of(gpu, "sampled");
+  f.gpu_recorded_s = double_of(gpu, "recorded_s", 0);
   if (f.source == "trigger") {
-    const json values = d.value("values", json::object());
+    const json& values = object_of(d, "values");
     f.latency_name = watched_range(f.trigger);
-    f.threshold_ms = get<double>(values, "threshold_ms", 0);
+    f.threshold_ms = double_of(values, "threshold_ms", 0);
     // A percentile trigger watched its rolling window; a slow: trigger, the one range that
     // ended at the trigger.
-    const double watched_s = get<double>(values, "window_s", 0);
-    f.watched_from_ns = watched_s > 0 ? f.trigger_ns - static_cast<std::int64_t>(watched_s * 1e9)
-                                      : f.window_from_ns;
+    const double watched_s = double_of(values, "window_s", 0);
+    f.watched_from_ns =
+        watched_s > 0 ? sub_sat(f.trigger_ns, saturate_ns(watched_s * 1e9)) : f.window_from_ns;
   }
   return {};
 }
@@ -116,7 +218,7 @@ void apply_trigger(const FlightDump& dump, analysis::ReportOptions* options) {
   options->latency_name = dump.latency_name;
   if (options->outlier_threshold_ms <= 0) options->outlier_threshold_ms = dump.threshold_ms;
   options->outliers_from_ns = dump.watched_from_ns;
-  options->outliers_to_ns = dump.trigger_ns + 1;
+  options->outliers_to_ns = add_sat(dump.trigger_ns, 1);
 }
 
 void print_dump_header(const FlightDump& d, std::FILE* o) {
@@ -132,8 +234,8 @@ void print_dump_header(const FlightDump& d, std::FILE* o) {
   std::fprintf(o,
                "  window %.1f s (%.0f s before the trigger, %.1f s after): %lld events, %lld "
                "lost while recording, %lld older ones let go by the recorder\n",
-               static_cast<double>(d.window_to_ns - d.window_from_ns) * 1e-9, d.before_s, d.after_s,
-               d.events, d.dropped, d.overwritten);
+               seconds_between(d.window_from_ns, d.window_to_ns), d.before_s, d.after_s, d.events,
+               d.dropped, d.overwritten);
   if (d.gpu_events == 0) {
     std::fprintf(o, "  GPU activity: none recorded\n");
   } else if (d.gpu_sampled) {
@@ -147,7 +249,7 @@ void print_dump_header(const FlightDump& d, std::FILE* o) {
                  "  outliers below: \"%s\" above %g ms that began in the %.1f s the trigger "
                  "watched\n",
                  text(d.latency_name).c_str(), d.threshold_ms,
-                 static_cast<double>(d.trigger_ns - d.watched_from_ns) * 1e-9);
+                 seconds_between(d.watched_from_ns, d.trigger_ns));
   }
   std::fputc('\n', o);
 }
@@ -158,7 +260,7 @@ json dump_json(const FlightDump& d) {
             {"reason", d.reason},
             {"trigger", d.trigger},
             {"trigger_time", utc(d.trigger_ns)},
-            {"window_s", static_cast<double>(d.window_to_ns - d.window_from_ns) * 1e-9},
+            {"window_s", seconds_between(d.window_from_ns, d.window_to_ns)},
             {"events", d.events},
             {"dropped", d.dropped},
             {"overwritten", d.overwritten},
@@ -168,7 +270,7 @@ json dump_json(const FlightDump& d) {
   if (!d.latency_name.empty()) {
     j["watched"] = {{"range", d.latency_name},
                     {"threshold_ms", d.threshold_ms},
-                    {"seconds", static_cast<double>(d.trigger_ns - d.watched_from_ns) * 1e-9}};
+                    {"seconds", seconds_between(d.watched_from_ns, d.trigger_ns)}};
   }
   return j;
 }

@@ -1,7 +1,6 @@
 #include "readers/byte_source.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -9,19 +8,17 @@
 #include <cerrno>
 #include <cstring>
 
+#include "readers/regular_file.h"
+
 namespace gpuprobe::readers {
 namespace {
 constexpr std::size_t kBufferBytes = 1 << 20;
 }
 
 Status ByteSource::open_file(const std::string& path, std::unique_ptr<ByteSource>* out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::Error(path + ": cannot open: " + std::strerror(errno));
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    return Status::Error(path + ": not a regular file");
-  }
+  int fd = -1;
+  std::uint64_t size = 0;
+  if (Status s = open_regular_file(path, &fd, &size); !s.ok()) return s;
   unsigned char magic[2] = {0, 0};
   const bool gzip = pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
   gzFile gz = gzdopen(fd, "rb");
@@ -34,7 +31,7 @@ Status ByteSource::open_file(const std::string& path, std::unique_ptr<ByteSource
   s->name_ = path;
   s->gz_ = gz;
   s->compressed_ = gzip;
-  s->file_size_ = static_cast<std::uint64_t>(st.st_size);
+  s->file_size_ = size;
   s->buffer_.resize(kBufferBytes);
   s->data_ = s->buffer_.data();
   *out = std::move(s);

@@ -1,13 +1,14 @@
 #include "readers/torch_flight_recorder_reader.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "readers/pickle_value.h"
+#include "readers/regular_file.h"
 
 namespace gpuprobe::readers {
 namespace {
@@ -16,7 +17,7 @@ namespace fr = formats::torch_fr;
 using K = PickleValue::Kind;
 
 // A dump holds the last TORCH_FR_BUFFER_SIZE entries (2000 by default) of a few KiB each.
-constexpr std::uintmax_t kMaxDumpBytes = 1ull << 30;
+constexpr std::size_t kMaxDumpBytes = std::size_t{1} << 30;
 
 // The rank in a file name "<prefix><rank>", or -1.
 int rank_of(const std::string& path) {
@@ -98,21 +99,18 @@ fr::Entry entry_of(const PickleValue& e) {
 
 bool looks_like_torch_fr_dump(const std::string& path) {
   if (rank_of(path) < 0) return false;
-  std::ifstream in(path, std::ios::binary);
-  char head[2] = {};
-  return in.read(head, 2) && static_cast<unsigned char>(head[0]) == 0x80 && head[1] >= 2 &&
-         head[1] <= 5;
+  int fd = -1;
+  std::uint64_t size = 0;
+  if (!open_regular_file(path, &fd, &size).ok()) return false;
+  unsigned char head[2] = {};
+  const bool read = pread(fd, head, 2, 0) == 2;
+  ::close(fd);
+  return read && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5;
 }
 
 Status read_torch_fr_dump(const std::string& path, fr::Dump* out) {
-  std::error_code ec;
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) return Status::Error(path + ": " + ec.message());
-  if (size > kMaxDumpBytes)
-    return Status::Error(path + ": larger than a flight recorder dump (1 GiB)");
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.eof() && in.fail()) return Status::Error(path + ": cannot be read");
+  std::string bytes;
+  if (Status s = read_regular_file(path, kMaxDumpBytes, &bytes); !s.ok()) return s;
   PickleValue dump;
   if (Status s = read_pickle(bytes, path, &dump); !s.ok()) return s;
   if (dump.kind != K::kDict) return Status::Error(path + ": expected a dict at the top");

@@ -53,9 +53,16 @@ const CallSite* TraceBuilder::site(std::string_view name, Category category) {
       if (s->category == category) return s;
     }
   }
+  // Keyed by the stored text, not `name`: past kMaxNames every new name is stored as
+  // kTooManyNames, and looking that up again finds its one site per category, where a site per
+  // new name would cost memory (and the sink's per-site state) for every such event.
   const char* stored = text(name);
+  std::vector<const CallSite*>& same_name = site_ids_[std::string_view(stored)];
+  for (const CallSite* s : same_name) {
+    if (s->category == category) return s;
+  }
   sites_.push_back(CallSite{stored, "", "", 0, 0, category});
-  site_ids_[std::string_view(stored)].push_back(&sites_.back());
+  same_name.push_back(&sites_.back());
   return &sites_.back();
 }
 

@@ -1,6 +1,7 @@
 // The trace readers: what the Chrome and Perfetto sinks write reads back event for event (times,
 // names, categories, threads, steps, counters, GPU records and their details, drops), plain and
 // gzipped; and corrupt or truncated input gives one error naming the byte offset, never a crash.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -17,6 +19,7 @@
 #include "readers/byte_source.h"
 #include "readers/chrome_trace_reader.h"
 #include "readers/perfetto_trace_reader.h"
+#include "readers/trace_builder.h"
 #include "readers/trace_file.h"
 #include "sinks/chrome_trace_sink.h"
 #include "sinks/perfetto_sink.h"
@@ -506,6 +509,41 @@ TEST_CASE("files that are not traces, or not there") {
   fs::remove(path);
   s = readers::read_trace_file(fs::temp_directory_path().string(), sink);
   CHECK(s.message().find("not a regular file") != std::string::npos);
+}
+
+TEST_CASE("a FIFO or a device where a trace belongs is refused at once, never waited on") {
+  // Opening a FIFO with no writer would block forever; /dev/zero would never end.
+  const std::string fifo = temp_file("fifo.json");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  RecordingSink sink;
+  Status s = readers::read_trace_file(fifo, sink);
+  CHECK(s.message() == fifo + ": not a regular file (a FIFO)");
+  fs::remove(fifo);
+  s = readers::read_trace_file("/dev/zero", sink);
+  CHECK(s.message() == "/dev/zero: not a regular file (a character device)");
+  std::unique_ptr<readers::ByteSource> in;
+  CHECK_FALSE(readers::ByteSource::open_file("/dev/null", &in).ok());
+}
+
+TEST_CASE("past the name cap, new names share one call site: nothing is kept per event") {
+  RecordingSink sink;
+  readers::TraceBuilder builder(sink);
+  REQUIRE(builder.open(TraceInfo{}).ok());
+  std::set<const CallSite*> sites;
+  const std::size_t names = readers::TraceBuilder::kMaxNames + 10000;
+  for (std::size_t i = 0; i < names; ++i) {
+    sites.insert(builder.site("n" + std::to_string(i), Category::kApp));
+    if (i >= readers::TraceBuilder::kMaxNames)
+      sites.insert(builder.site("m" + std::to_string(i), Category::kUser1));
+  }
+  // The 65 536 names kept, and one site per category (app, user1) for all the others.
+  CHECK(sites.size() == readers::TraceBuilder::kMaxNames + 2);
+  const CallSite* capped = builder.site("another new name", Category::kApp);
+  CHECK(std::string(capped->name) == readers::TraceBuilder::kTooManyNames);
+  CHECK(capped == builder.site("yet another", Category::kApp));
+  CHECK(capped != builder.site("yet another", Category::kUser1));
+  CHECK(builder.finish(Status(), TraceInfo{}, Stats{}).ok());
+  CHECK(sink.stats_.names_overflowed == 2 * 10000 + 3);
 }
 
 }  // namespace

@@ -123,7 +123,9 @@ int run_report(const ReportArgs& args) {
     }
     nlohmann::json report = nlohmann::json::parse(sink.json());
     report["dump"] = dump_json(dump);
-    std::printf("%s\n", report.dump().c_str());
+    // The dump's name and paths come from file names, which need not be UTF-8.
+    std::printf("%s\n",
+                report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
   }
   if (is_dump) print_dump_header(dump, stdout);
