@@ -95,9 +95,19 @@ const json& object_of(const json& j, const char* key) {
 }
 
 // A file a dump lists: a name inside the dump's directory, nothing that leads out of it.
+// A relative path inside the dump ("trace.pftrace", "chrome/host_1.pt.trace.json"): no leading
+// '/', no empty, "." or ".." component, no NUL.
 bool plain_file_name(const std::string& name) {
-  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
-         name.find('\0') == std::string::npos;
+  if (name.empty() || name.front() == '/' || name.find('\0') != std::string::npos) return false;
+  std::size_t start = 0;
+  while (start <= name.size()) {
+    std::size_t end = name.find('/', start);
+    if (end == std::string::npos) end = name.size();
+    const std::string part = name.substr(start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  return true;
 }
 
 // The range a trigger watches: "p99:request>50ms/10s" and "slow:request>200ms" name "request".
@@ -156,7 +166,7 @@ Status read_flight_dump(const std::string& dir, FlightDump* out) {
       const std::string& name = file.get_ref<const std::string&>();
       if (!plain_file_name(name)) {
         return Status::Error(description.string() +
-                             ": lists a file outside the dump's directory (a name with '/')");
+                             ": lists a file outside the dump's directory (an absolute path or '..')");
       }
       const std::string path = (fs::path(dir) / name).string();
       if (name.find(".gpwindow") != std::string::npos && f.trace.empty()) {
