@@ -32,8 +32,11 @@ struct Buffers {
 // Launches saxpy kLaunches times through gpuprobe::launch() and checks the arithmetic.
 void run_saxpy(const Buffers& b, cudaStream_t stream) {
   std::vector<float> ones(kN, 1.0f);
-  CUDA_OK(cudaMemcpy(b.x, ones.data(), kN * sizeof(float), cudaMemcpyHostToDevice));
-  CUDA_OK(cudaMemset(b.y, 0, kN * sizeof(float)));
+  // On the kernels' stream: cudaMemset and cudaMemcpy run on the legacy default stream, which a
+  // non-blocking stream does not wait for (the arithmetic check failed once on the H200 and once
+  // on an H100 with the kernels racing the memset: issue 40 item 8).
+  CUDA_OK(cudaMemcpyAsync(b.x, ones.data(), kN * sizeof(float), cudaMemcpyHostToDevice, stream));
+  CUDA_OK(cudaMemsetAsync(b.y, 0, kN * sizeof(float), stream));
   const gpuprobe::KernelCost cost{3.0 * kN * sizeof(float), 2.0 * kN};
   for (int i = 0; i < kLaunches; ++i) {
     CHECK(gpuprobe::launch("saxpy", cost, saxpy_kernel, dim3((kN + 255) / 256), dim3(256), 0,
