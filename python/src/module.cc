@@ -776,6 +776,9 @@ PYBIND11_MODULE(_core, m) {
   m.def("set_category_enabled", [](const std::string& category, bool enabled) {
     set_category_enabled(category_or_raise(category), enabled);
   });
+  m.def(
+      "_torch_recording", [] { return detail::gate_for(Category::kTorch) != 0; },
+      "Whether a session records category torch now (module hooks ask before noting inputs).");
   m.def("category_enabled",
         [](const std::string& category) { return category_enabled(category_or_raise(category)); });
   m.def("gc_callback", &gc_callback, "An entry for gc.callbacks: GC pauses as ranges.");

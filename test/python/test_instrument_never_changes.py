@@ -1,0 +1,237 @@
+"""gpuprobe.torch.instrument on third-party models (torchvision, timm, transformers from PyPI,
+random weights, CPU): the failures a new user met (issue 40) — training that raised under full
+backward hooks with in-place ReLUs, graph breaks and recompiles added under torch.compile,
+gradients that changed in their last bits — each checked against the same program without
+gpuprobe, bit for bit."""
+import copy
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import gpuprobe  # noqa: E402
+import gpuprobe.torch as gt  # noqa: E402
+from trace_util import load_events, named  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the same reduction order in both runs, and a fair share of 2 cores
+    yield
+    torch.set_num_threads(threads)
+
+
+def train_step(model, inputs, target):
+    """One SGD step: the output, the loss, every parameter's gradient (dropout's draws seeded
+    alike in each run)."""
+    torch.manual_seed(1234)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    out = model(**inputs) if isinstance(inputs, dict) else model(inputs)
+    logits = out if isinstance(out, torch.Tensor) else out.logits
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), target)
+    loss.backward()
+    grads = [p.grad.clone() if p.grad is not None else None for p in model.parameters()]
+    opt.step()
+    return logits.detach(), loss.detach(), grads
+
+
+def assert_identical(a, b):
+    assert torch.equal(a[0], b[0]), "outputs differ"
+    assert torch.equal(a[1], b[1]), "losses differ"
+    assert len(a[2]) == len(b[2])
+    for i, (x, y) in enumerate(zip(a[2], b[2])):
+        assert (x is None) == (y is None), f"gradient {i}: present in one run only"
+        if x is not None:
+            assert torch.equal(x, y), f"gradient {i} differs (max {(x - y).abs().max().item()})"
+
+
+def with_gpuprobe(tmp_path, model, fn):
+    path = tmp_path / "trace.json"
+    with gpuprobe.Session(f"chrome={path}"):
+        handle = gt.instrument(model)
+        try:
+            result = fn(model)
+        finally:
+            handle.remove()
+    return result, load_events(path)
+
+
+def torchvision_model(name):
+    tv = pytest.importorskip("torchvision")
+    torch.manual_seed(0)
+    return tv.models.get_model(name, num_classes=10)
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v3_small"])
+def test_torchvision_training_with_inplace_relu_is_unchanged(tmp_path, name):
+    # Full backward hooks raised here: "Output 0 of BackwardHookFunction is a view and is being
+    # modified inplace" (a ReLU(inplace=True) after a hooked module).
+    base = torchvision_model(name)
+    x = torch.randn(2, 3, 64, 64)
+    y = torch.tensor([1, 7])
+    want = train_step(copy.deepcopy(base), x, y)
+    got, events = with_gpuprobe(tmp_path, copy.deepcopy(base), lambda m: train_step(m, x, y))
+    assert_identical(want, got)
+    root = type(base).__name__
+    assert len(named(events, root)) == 1
+    assert len(named(events, root + " backward")) == 1
+    backward = [e for e in events if e.get("ph") == "X" and e["name"].endswith(" backward")]
+    assert len(backward) > 20  # a range per module backward, not just the root's
+    # Ranges of one thread nest: none overlaps another partly.
+    spans = sorted(((e["tid"], e["ts"], e["ts"] + e["dur"]) for e in events
+                    if e.get("ph") == "X" and e.get("cat") == "torch"), key=lambda s: (s[0], s[1], -s[2]))
+    for (t0, b0, e0), (t1, b1, e1) in zip(spans, spans[1:]):
+        if t0 == t1 and b1 < e0:
+            assert e1 <= e0 + 1e-3, "partly overlapping module ranges"
+
+
+def test_timm_resnet_training_is_unchanged(tmp_path):
+    timm = pytest.importorskip("timm")
+    torch.manual_seed(0)
+    base = timm.create_model("resnet18", pretrained=False, num_classes=10)
+    x = torch.randn(2, 3, 64, 64)
+    y = torch.tensor([0, 9])
+    want = train_step(copy.deepcopy(base), x, y)
+    got, events = with_gpuprobe(tmp_path, copy.deepcopy(base), lambda m: train_step(m, x, y))
+    assert_identical(want, got)
+    assert named(events, "ResNet.layer1.0.conv1 backward")
+
+
+def test_bert_gradients_are_bit_identical(tmp_path):
+    # With full backward hooks, a BERT's gradients differed by up to 6e-8 from the same step
+    # without gpuprobe (and were identical twice without it).
+    transformers = pytest.importorskip("transformers")
+    config = transformers.BertConfig(vocab_size=128, hidden_size=32, num_hidden_layers=2,
+                                     num_attention_heads=2, intermediate_size=64,
+                                     max_position_embeddings=32, num_labels=3)
+    torch.manual_seed(0)
+    base = transformers.BertForSequenceClassification(config).eval()  # no dropout
+    inputs = {"input_ids": torch.randint(0, 128, (2, 12)),
+              "attention_mask": torch.ones(2, 12, dtype=torch.long)}
+    y = torch.tensor([0, 2])
+    want = train_step(copy.deepcopy(base), inputs, y)
+    again = train_step(copy.deepcopy(base), inputs, y)
+    assert_identical(want, again)  # the baseline itself is deterministic
+    got, events = with_gpuprobe(tmp_path, copy.deepcopy(base),
+                                lambda m: train_step(m, inputs, y))
+    assert_identical(want, got)
+    assert named(events, "BertForSequenceClassification.bert.encoder.layer.1.attention backward")
+
+
+def dynamo_counts(fn):
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    result = fn()
+    stats = dict(counters["stats"])
+    return result, {"unique_graphs": stats.get("unique_graphs", 0),
+                    "graph_breaks": sum(counters["graph_break"].values()),
+                    "recompiles": sum(counters["recompiles"].values())}
+
+
+def test_instrument_adds_no_graph_break_to_a_sequential(tmp_path):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[torch.nn.Linear(8, 8) for _ in range(5)])
+    x = torch.randn(2, 8)
+    torch._dynamo.reset()
+    plain = torch._dynamo.explain(model)(x)
+    handle = gt.instrument(model)
+    with gpuprobe.Session(f"chrome={tmp_path / 't.json'}"):
+        torch._dynamo.reset()
+        hooked = torch._dynamo.explain(model)(x)
+    handle.remove()
+    assert (plain.graph_count, plain.graph_break_count) == (1, 0)
+    assert (hooked.graph_count, hooked.graph_break_count) == (1, 0)
+
+
+def test_gpt2_serving_loop_compiles_the_same(tmp_path):
+    # A GPT-2 serving loop padded to 3 lengths compiled 3 times without gpuprobe and 92 times
+    # with instrument (a guard on gpuprobe's hook state), falling back to eager 6 times.
+    transformers = pytest.importorskip("transformers")
+    config = transformers.GPT2Config(vocab_size=256, n_positions=64, n_embd=32, n_layer=2,
+                                     n_head=2)
+    torch.manual_seed(0)
+    base = transformers.GPT2LMHeadModel(config).eval()
+    lengths = [8, 16, 32, 8, 16, 32, 16, 8]
+    prompts = [torch.randint(0, 256, (1, n), generator=torch.Generator().manual_seed(i))
+               for i, n in enumerate(lengths)]
+
+    def serve(model):
+        compiled = torch.compile(model, backend="aot_eager", dynamic=False)
+        with torch.no_grad():
+            return [compiled(p).logits for p in prompts]
+
+    want, want_counts = dynamo_counts(lambda: serve(copy.deepcopy(base)))
+    model = copy.deepcopy(base)
+    handle = gt.instrument(model)
+    watcher = gt.watch_compile()
+    try:
+        with gpuprobe.Session(f"chrome={tmp_path / 't.json'}"):
+            got, got_counts = dynamo_counts(lambda: serve(model))
+    finally:
+        watcher.close()
+        handle.remove()
+    assert got_counts == want_counts
+    assert want_counts["unique_graphs"] == 3 and want_counts["graph_breaks"] == 0
+    for a, b in zip(want, got):
+        assert torch.equal(a, b)
+
+
+def test_compiled_model_says_once_that_module_ranges_compile_away(tmp_path):
+    script = textwrap.dedent("""
+        import torch, gpuprobe, gpuprobe.torch as gt
+        model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+        gt.instrument(model)
+        with gpuprobe.Session("chrome=%s"):
+            compiled = torch.compile(model, backend="eager")
+            for n in (2, 3, 4):
+                compiled(torch.randn(n, 4))
+            model(torch.randn(2, 4))
+    """ % (tmp_path / "t.json"))
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       timeout=300,
+                       env={k: v for k, v in os.environ.items() if k != "TORCH_LOGS"})
+    assert r.returncode == 0, r.stderr
+    said = [line for line in r.stderr.splitlines() if "module ranges are not recorded" in line]
+    assert len(said) == 1, r.stderr
+    events = load_events(tmp_path / "t.json")
+    assert len(named(events, "Sequential")) == 1  # the eager call only
+
+
+def test_forward_that_raises_leaves_no_range_open(tmp_path):
+    class Flaky(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            y = self.lin(x)
+            if self.calls == 1:
+                raise RuntimeError("out of memory (simulated)")
+            return y
+
+    model = torch.nn.Sequential(Flaky())
+    path = tmp_path / "t.json"
+    with gpuprobe.Session(f"chrome={path}"):
+        handle = gt.instrument(model)
+        with pytest.raises(RuntimeError):
+            model(torch.randn(2, 4))
+        with gpuprobe.range("after"):
+            model(torch.randn(2, 4)).sum().backward()
+        handle.remove()
+    events = load_events(path)
+    outer = named(events, "Sequential")
+    assert len(outer) == 2
+    after = named(events, "after")[0]
+    # The failed call's ranges ended with it (the post-hook runs when the forward raises), so
+    # none spans into the later call.
+    assert outer[0]["ts"] + outer[0]["dur"] <= after["ts"]
+    assert named(events, "Sequential.0.lin backward")
