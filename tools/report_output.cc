@@ -359,9 +359,14 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
                  100 * r.data.share, r.data.steps_ns > 0 ? "steps'" : "trace's", r.data.p50_ms,
                  r.data.p99_ms, r.data.max_ms);
   }
+  if (r.jitter.latency_name.empty() && !r.names.ranges.empty()) {
+    std::fprintf(o, "\njitter: no range explained: %s\n", r.jitter.latency_reason.c_str());
+  }
   if (!r.jitter.latency_name.empty()) {
     std::fprintf(o, "\njitter: %zu outliers of \"%s\" above %.3f ms\n", r.jitter.outliers.size(),
                  r.jitter.latency_name.c_str(), r.jitter.outlier_threshold_ms);
+    std::fprintf(o, "  why \"%s\": %s\n", r.jitter.latency_name.c_str(),
+                 r.jitter.latency_reason.c_str());
     if (r.jitter.outliers.empty() && r.jitter.latency_count < 100)
       std::fprintf(o,
                    "  (of %llu instances the P99 is the slowest itself: --threshold-ms MS sets "

@@ -38,6 +38,24 @@ bool is_other_compile(const CallSite& site) {
           starts_with(site.name, te::kTritonCacheLoad));
 }
 
+void Compile::RunsAfter::add(std::int64_t begin) {
+  begins.push_back(begin);
+  if (begins.size() <= kMaxAfter) return;
+  folded_last = std::max(folded_last, begins.front());
+  ++folded;
+  begins.pop_front();
+}
+
+void Compile::RunsAfter::compile_ended(std::int64_t end) {
+  if (folded_last < end) {
+    folded = 0;
+    folded_last = INT64_MIN;
+  }
+  begins.erase(std::remove_if(begins.begin(), begins.end(),
+                              [end](std::int64_t begin) { return begin < end; }),
+               begins.end());
+}
+
 void Compile::Runs::add(std::uint32_t thread, std::int64_t begin, std::int64_t end) {
   const auto [it, first] = open.try_emplace(thread, Interval{begin, end});
   Interval& run = it->second;
@@ -184,6 +202,8 @@ void Compile::add(const ReportEvent& r) {
   } else if (is_frame_compile(*e.site)) {
     ++c.compiles;
     c.compile_ns += r.end_ns - r.begin_ns;
+    c.last_compile_end_ns = std::max(c.last_compile_end_ns, r.end_ns);
+    for (RunsAfter& after : runs_after_) after.compile_ended(r.end_ns);
   } else if (starts_with(e.site->name, te::kTritonCompile)) {
     ++c.triton.compiles;
     c.triton.compile_seconds += static_cast<double>(r.end_ns - r.begin_ns) * 1e-9;
@@ -197,7 +217,10 @@ void Compile::add(const ReportEvent& r) {
   }
   add_profiler_compile_id(e.site->name);
   if (e.site->category == Category::kStep) ++c.steps;
-  if (r.row->compiled_run != 0) runs_[r.row->compiled_run].add(e.thread, r.begin_ns, r.end_ns);
+  if (const std::uint8_t kind = r.row->compiled_run; kind != 0) {
+    runs_[kind].add(e.thread, r.begin_ns, r.end_ns);
+    if (r.begin_ns >= c.last_compile_end_ns) runs_after_[kind].add(r.begin_ns);
+  }
 }
 
 void Compile::finish(const TraceContext& trace) {
@@ -209,7 +232,8 @@ void Compile::finish(const TraceContext& trace) {
     result_.generated[module].kernel_gpu_ns += it->second.first;
     result_.generated[module].kernel_runs += it->second.second;
   }
-  const Runs& runs = runs_[1].count > 0 ? runs_[1] : runs_[2];
+  const int kind = runs_[1].count > 0 ? 1 : 2;
+  const Runs& runs = runs_[kind];
   CompileResult& c = result_;
   c.runs = runs.count;
   c.run_ns = runs.ns;
@@ -225,6 +249,14 @@ void Compile::finish(const TraceContext& trace) {
   }
   // Their share of the time outside compiles (--steps narrows it to steady-state steps).
   c.base_ns = std::max<std::int64_t>(trace.end_ns - trace.start_ns - c.compile_ns, 0);
+  if (c.compiles > 0 && c.runs > 0) {
+    c.after_last_compile =
+        std::min(static_cast<double>(runs_after_[kind].count()) / static_cast<double>(c.runs), 1.0);
+  } else if (c.compiles > 0 && c.base_ns > 0) {
+    const std::int64_t after = std::max<std::int64_t>(trace.end_ns - c.last_compile_end_ns, 0);
+    c.after_last_compile =
+        std::min(static_cast<double>(after) / static_cast<double>(c.base_ns), 1.0);
+  }
   if (c.runs > 0) {
     c.amortised_ms = static_cast<double>(c.compile_ns) * 1e-6 / static_cast<double>(c.runs);
     if (c.base_ns > 0)
@@ -238,7 +270,7 @@ void Compile::finish(const TraceContext& trace) {
   }
 }
 
-void Compile::write_json(const TraceContext&, nlohmann::json* report) const {
+void Compile::write_json(const TraceContext& trace, nlohmann::json* report) const {
   using nlohmann::json;
   const CompileResult& c = result_;
   const auto known = [](double v) { return v >= 0 ? json(v) : json(nullptr); };
@@ -287,6 +319,9 @@ void Compile::write_json(const TraceContext&, nlohmann::json* report) const {
   j["runs"] = c.runs;
   j["execute_ms"] = ms(c.run_ns);
   j["outside_compiles_ms"] = ms(c.base_ns);  // the compiled share's denominator
+  j["last_compile_end_ms"] =
+      c.compiles > 0 ? json(ms(c.last_compile_end_ns - trace.start_ns)) : json(nullptr);
+  j["after_last_compile"] = known(c.after_last_compile);
   j["amortised_ms"] = known(c.amortised_ms);
   j["compiled_share"] = known(c.share);
   j["amdahl_bound"] = known(c.amdahl_bound);

@@ -4,7 +4,9 @@
 // compiled share of the program, Amdahl's bound and the break-even run count.
 #pragma once
 
+#include <climits>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <string_view>
@@ -90,6 +92,12 @@ struct CompileResult {
   // and the time they are a share p of (the trace's outside compiles) for the Amdahl bound.
   std::uint64_t runs = 0;
   std::int64_t run_ns = 0, base_ns = 0;
+  // When the last frame compile ended (wall-clock ns; 0 without one), and how much of the
+  // program ran after it: the share of the compiled code's runs that began after it (of base_ns
+  // after it, without runs). Near 1: compiles at start-up only, a warm-up; near 0: still
+  // compiling at the end; negative when unknown.
+  std::int64_t last_compile_end_ns = 0;
+  double after_last_compile = -1;
   // Derived; negative when unknown. B = T_compile / m; p = T_execute / base; Amdahl's bound
   // 1 / (1 - p) on the gain from faster compiled code; the whole program's speedup over eager
   // (1 - p) + p S; and the runs n* = T_compile / ((T_execute / m) (S - 1)) after which the
@@ -120,6 +128,18 @@ class Compile : public Analysis {
     void flush();
   };
   Runs runs_[3];  // by NameStats::compiled_run
+  // Runs of compiled code that began after the last compile seen so far, by kind: their starts
+  // (a later compile drops those before its end), the oldest folded into a count past kMaxAfter.
+  struct RunsAfter {
+    static constexpr std::size_t kMaxAfter = 4096;
+    std::deque<std::int64_t> begins;
+    std::uint64_t folded = 0;
+    std::int64_t folded_last = INT64_MIN;  // the latest start among the folded
+    void add(std::int64_t begin);
+    void compile_ended(std::int64_t end);
+    std::uint64_t count() const { return folded + begins.size(); }
+  };
+  RunsAfter runs_after_[3];
   // Kernel name -> its module in result_.generated; and the GPU time of kernels by name, kept
   // until the end (a kernel may run before the mark of the compile that made it arrives).
   std::unordered_map<std::string, std::size_t> generated_kernels_;

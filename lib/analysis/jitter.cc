@@ -9,6 +9,7 @@
 
 #include "analysis/allocator_call.h"
 #include "analysis/compile.h"
+#include "formats/category_names.h"
 #include "formats/compile_marks.h"
 #include "formats/steps.h"
 #include "formats/torch_events.h"
@@ -68,7 +69,10 @@ void Jitter::add(const ReportEvent& r) {
       break;
     case EventType::kRange:
       if (r.row == nullptr) break;  // not a CPU range
-      if (e.site->category == Category::kGc) causes_[kGc].push_back(span);
+      if (e.site->category == Category::kGc) {
+        causes_[kGc].push_back(span);
+        if (gc_pauses_.size() < kMaxCompiles) gc_pauses_.push_back({span, e.site->name});
+      }
       if (is_frame_compile(*e.site) || is_other_compile(*e.site)) {
         causes_[kCompile].push_back(span);
         if (compiles_.size() < kMaxCompiles) compiles_.push_back({span, e.site->name});
@@ -112,18 +116,75 @@ std::string Jitter::compile_detail(std::int64_t begin, std::int64_t end) const {
   return out;
 }
 
-const NameStats* Jitter::target() const {
-  if (!options_.latency_name.empty()) return names_.range(options_.latency_name);
-  if (const NameStats* steps = names_.range(formats::kStepName)) return steps;
-  for (const NameStats* s : names_.result().ranges) {  // by total time: the heaviest repeated
-    if (s->count >= 20) return s;
+std::string Jitter::gc_detail(std::int64_t begin, std::int64_t end,
+                              std::map<std::string, std::uint64_t>* all) const {
+  std::map<std::string, std::uint64_t> here;
+  for (const NamedSpan& g : gc_pauses_) {
+    if (g.span.end > begin && g.span.begin < end) ++here[g.name];
   }
+  std::string out;
+  for (const auto& [name, n] : here) {
+    out += absl::StrFormat("%s%s x%llu", out.empty() ? "" : ", ", name,
+                           static_cast<unsigned long long>(n));
+    (*all)[name] += n;
+  }
+  return out;
+}
+
+bool Jitter::program_category(Category c) {
+  return c == Category::kApp || c == Category::kPython || c == Category::kStep ||
+         (c >= Category::kUser0 && c <= Category::kUser7);
+}
+
+const NameStats* Jitter::target(std::string* why) const {
+  std::string ignored;
+  std::string& reason = why != nullptr ? *why : ignored;
+  constexpr std::uint64_t kRepeats = 20;
+  if (!options_.latency_name.empty()) {
+    const NameStats* named = names_.range(options_.latency_name);
+    reason = named != nullptr ? "chosen with --latency" : "--latency names no range of the trace";
+    return named;
+  }
+  if (const NameStats* steps = names_.range(formats::kStepName)) {
+    reason = "the steps (ProfilerStep#N): --latency NAME explains another range";
+    return steps;
+  }
+  // By total time: the heaviest of the program's own top-level ranges; the heavier ranges passed
+  // over are named, so that a reader sees what was not taken and why.
+  const NameStats* passed = nullptr;
+  for (const NameStats* s : names_.result().ranges) {
+    if (!program_category(s->category)) {
+      if (passed == nullptr && s->count >= kRepeats) passed = s;
+      continue;
+    }
+    if (s->top_level < kRepeats || s->top_level * 2 < s->count) continue;
+    reason = absl::StrFormat(
+        "the heaviest range of the program's own (category %s) at the top level of its thread, "
+        "%llu times",
+        formats::default_category_name(s->category), static_cast<unsigned long long>(s->count));
+    if (passed != nullptr) {
+      reason += absl::StrFormat(
+          "; not \"%s\" (category %s), heavier but %s's own", passed->name,
+          formats::default_category_name(passed->category),
+          passed->category == Category::kCompile ? "the compiler" : "the framework");
+    }
+    reason += "; --latency NAME explains another range";
+    return s;
+  }
+  reason =
+      "no range of the program's own (category app, python or user) repeats 20 times at the top "
+      "level of its thread";
+  if (passed != nullptr) {
+    reason += absl::StrFormat(" (framework ranges such as \"%s\", category %s, are not taken)",
+                              passed->name, formats::default_category_name(passed->category));
+  }
+  reason += ": --latency NAME picks one";
   return nullptr;
 }
 
 void Jitter::finish(const TraceContext& trace) {
   JitterResult& r = result_;
-  const NameStats* target = this->target();
+  const NameStats* target = this->target(&r.latency_reason);
   if (target == nullptr) return;
   r.latency_name = target->name;
   r.latency_count = target->count;
@@ -138,6 +199,7 @@ void Jitter::finish(const TraceContext& trace) {
       static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(target->count)));
   std::int64_t threshold = static_cast<std::int64_t>(target->quantile_ns(0.99));
   if (options_.outlier_threshold_ms > 0) {
+    r.threshold_given = true;
     threshold = static_cast<std::int64_t>(options_.outlier_threshold_ms * 1e6);
   } else if (p99_from_top < slow.size()) {
     threshold = slow[p99_from_top].end - slow[p99_from_top].begin;
@@ -178,6 +240,7 @@ void Jitter::finish(const TraceContext& trace) {
   const auto typical_self =
       has_children ? static_cast<std::int64_t>(target->self_histogram->quantile_ns(0.5)) : 0;
   const std::vector<ThreadInfo>& threads = trace.stats->threads;
+  std::map<std::string, std::uint64_t> gc_names;  // the outliers' GC pauses, by name
   for (const auto& inst : slow) {
     if (inst.end - inst.begin <= threshold) break;
     Outlier o;
@@ -197,7 +260,11 @@ void Jitter::finish(const TraceContext& trace) {
     };
     for (int c = 0; c < kCauses; ++c) {
       const auto [covered, n] = overlap(causes_[c], inst.begin, inst.end);
-      if (n != 0) note(c, covered, n, c == kCompile ? compile_detail(inst.begin, inst.end) : "");
+      if (n == 0) continue;
+      note(c, covered, n,
+           c == kCompile ? compile_detail(inst.begin, inst.end)
+           : c == kGc    ? gc_detail(inst.begin, inst.end, &gc_names)
+                         : "");
     }
     if (!gpu_work.empty()) {
       const std::int64_t idle = o.duration_ns - overlap(gpu_work, inst.begin, inst.end).first;
@@ -237,6 +304,10 @@ void Jitter::finish(const TraceContext& trace) {
     });
     r.outliers.push_back(std::move(o));
   }
+  for (const auto& [name, n] : gc_names) {
+    summary[kGc].detail += absl::StrFormat("%s%s x%llu", summary[kGc].detail.empty() ? "" : ", ",
+                                           name, static_cast<unsigned long long>(n));
+  }
   for (const CauseOverlap& c : summary) {
     if (c.events > 0) r.cause_summary.push_back(c);
   }
@@ -272,6 +343,7 @@ void Jitter::write_json(const TraceContext& trace, nlohmann::json* report) const
                         {"children", deviations(o.children, o.excess_ns, trace.start_ns)}});
   }
   (*report)["jitter"] = {{"range", result_.latency_name},
+                         {"range_reason", result_.latency_reason},
                          {"threshold_ms", result_.outlier_threshold_ms},
                          {"outliers", outliers},
                          {"excess_ms", ms(result_.excess_ns)},

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -41,8 +42,12 @@ struct Outlier {
 
 struct JitterResult {
   std::string latency_name;  // the range explained; "" when the trace has none to explain
+  // Why that range (or why none): --latency's, the steps, or the heaviest range of the program's
+  // own at the top level of its thread; and what was passed over.
+  std::string latency_reason;
   std::uint64_t latency_count = 0;
   double outlier_threshold_ms = 0;
+  bool threshold_given = false;             // --threshold-ms's, else the P99
   std::vector<Outlier> outliers;            // slowest first
   std::vector<CauseOverlap> cause_summary;  // over all outliers, largest first
   // The outliers' time above the median instance, summed: what the causes' shares are of.
@@ -66,9 +71,15 @@ class Jitter : public Analysis {
   void finish(const TraceContext& trace) override;
   void write_json(const TraceContext& trace, nlohmann::json* report) const override;
   const JitterResult& result() const { return result_; }
-  // The name of the range it explains (options, else ProfilerStep, else the heaviest repeated
-  // range), or null; valid after Names::finish().
-  const NameStats* target() const;
+  // The name of the range it explains, or null; valid after Names::finish(). It is --latency's
+  // (options), else the steps (ProfilerStep), else the program's own requests: the heaviest range
+  // of an application category (app, python, user0..user7) repeated at least 20 times at the top
+  // level of its thread (not nested in another range), off compile workers' threads. Never
+  // torch's own ranges (torch, compile, gc, alloc, cuda) unless named. `why`, when given, says
+  // why this one (or why none).
+  const NameStats* target(std::string* why = nullptr) const;
+  // Whether ranges of `category` are the program's own (app, python, step, user0..user7).
+  static bool program_category(Category category);
 
   // The causes it looks for in the trace, and their names ("gc pause", ...).
   enum Cause { kGc, kCompile, kAllocator, kSync, kLargeCopy, kCauses };
@@ -89,9 +100,12 @@ class Jitter : public Analysis {
     std::string name;
   };
   static constexpr std::size_t kMaxCompiles = 100'000;
-  std::vector<NamedSpan> compiles_;
+  std::vector<NamedSpan> compiles_, gc_pauses_;
   std::unordered_map<std::string, std::string> recompile_reasons_;
   std::string compile_detail(std::int64_t begin, std::int64_t end) const;
+  // The GC pauses within [begin, end) by name ("gc gen2 x1"), counted into `all` too.
+  std::string gc_detail(std::int64_t begin, std::int64_t end,
+                        std::map<std::string, std::uint64_t>* all) const;
   JitterResult result_;
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/log_histogram.h"
+#include "gpuprobe/call_site.hpp"
 
 namespace gpuprobe::analysis {
 
@@ -19,6 +20,12 @@ struct NameStats {
   std::int64_t gpu_ns = 0;  // ranges: GPU time of the kernels they launched
   // Ranges: time on their own thread outside any recorded child range (torch's "self CPU").
   std::int64_t self_ns = 0;
+  // Ranges: the category of the name's first instance (steps: kStep).
+  Category category = Category::kApp;
+  // Ranges: instances at the top level of their thread (inside no other range there, or only in
+  // ranges that seldom repeat: one around the whole run), on threads other than compile
+  // workers'; set by Names::finish().
+  std::uint64_t top_level = 0;
   // Kernels launched with declared costs (gpuprobe::launch's KernelCost): their sums, and the
   // time of those calls, for achieved bandwidth and FLOP/s.
   double declared_bytes = 0, declared_flops = 0;

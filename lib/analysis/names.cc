@@ -1,9 +1,11 @@
 #include "analysis/names.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "analysis/compile.h"
 #include "analysis/kernel_class.h"
 #include "formats/steps.h"
 #include "formats/torch_events.h"
@@ -42,7 +44,9 @@ NameStats* Names::row(const Event& e) {
   // Ranges on the GPU timeline (Kineto's gpu_user_annotation) repeat CPU ranges.
   if (e.type != EventType::kRange || e.site->category == Category::kCuda) return nullptr;
   const char* name = e.site->category == Category::kStep ? formats::kStepName : e.site->name;
-  return &stats_for(range_names_, range_cache_, name);
+  NameStats& s = stats_for(range_names_, range_cache_, name);
+  if (s.count == 0) s.category = e.site->category;
+  return &s;
 }
 
 const NameStats* Names::range(const std::string& name) const {
@@ -54,6 +58,13 @@ void Names::add(const ReportEvent& r) {
   if (r.row == nullptr) return;
   const Event& e = *r.event;
   if (e.type != EventType::kGpu) {
+    if (is_frame_compile(*e.site)) {
+      nesting_[e.thread].frame_compiles = true;
+    } else if (e.site->category == Category::kCompile &&
+               std::strncmp(e.site->name, formats::torch_events::kCompilePhase,
+                            sizeof formats::torch_events::kCompilePhase - 1) == 0) {
+      nesting_[e.thread].compile_phases = true;
+    }
     add_range(e.thread, *r.row, r.begin_ns, r.end_ns);
     return;
   }
@@ -75,10 +86,11 @@ void Names::retire_top(std::uint32_t thread, ThreadNesting& t) {
   const bool candidate = r.begin >= slowest_from_ns_ && r.begin < slowest_to_ns_;
   r.stats->add(r.begin, r.end, thread, candidate ? keep_slowest_ : 0,
                std::max<std::int64_t>(r.end - r.begin - r.child_ns, 0));
+  ++t.parents[{r.stats, r.linked ? r.parent : nullptr}];
   if (r.linked) return;
   if (t.roots.size() >= 2 * kMaxRoots)
     t.roots.erase(t.roots.begin(), t.roots.begin() + static_cast<std::ptrdiff_t>(kMaxRoots));
-  t.roots.push_back({r.begin, r.end});
+  t.roots.push_back({r.begin, r.end, r.stats});
 }
 
 void Names::add_range(std::uint32_t thread, NameStats& stats, std::int64_t begin,
@@ -88,7 +100,7 @@ void Names::add_range(std::uint32_t thread, NameStats& stats, std::int64_t begin
                          std::int64_t outer_e) { return outer_b <= b && e <= outer_e; };
   // Parents first: what ended before this range began has all its children.
   while (!t.stack.empty() && t.stack.back().end <= begin) retire_top(thread, t);
-  OpenRange r{begin, end, 0, &stats, false};
+  OpenRange r{begin, end, 0, &stats, false, nullptr};
   // Children first: ranges already here that this one contains are its descendants; each whose
   // parent so far is not inside this one is a direct child, moved from that parent to this one.
   while (!t.stack.empty() && inside(t.stack.back().begin, t.stack.back().end, begin, end)) {
@@ -98,23 +110,45 @@ void Names::add_range(std::uint32_t thread, NameStats& stats, std::int64_t begin
       if (parent != nullptr && child.linked) parent->child_ns -= child.end - child.begin;
       r.child_ns += child.end - child.begin;
       child.linked = true;
+      child.parent = &stats;
     }
     retire_top(thread, t);
   }
   while (!t.roots.empty() && inside(t.roots.back().begin, t.roots.back().end, begin, end)) {
     r.child_ns += t.roots.back().end - t.roots.back().begin;
+    --t.parents[{t.roots.back().stats, nullptr}];
+    ++t.parents[{t.roots.back().stats, &stats}];
     t.roots.pop_back();
   }
   if (!t.stack.empty() && inside(begin, end, t.stack.back().begin, t.stack.back().end)) {
     t.stack.back().child_ns += end - begin;
     r.linked = true;
+    r.parent = t.stack.back().stats;
   }
   t.stack.push_back(r);
 }
 
-void Names::finish(const TraceContext&) {
+bool Names::compile_worker(const ThreadNesting& t, const std::string& thread_name) {
+  std::string lower = thread_name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower.find("compile") != std::string::npos || lower.find("inductor") != std::string::npos)
+    return true;
+  return t.compile_phases && !t.frame_compiles;
+}
+
+void Names::finish(const TraceContext& trace) {
   for (auto& [thread, t] : nesting_) {
     while (!t.stack.empty()) retire_top(thread, t);
+    const std::vector<ThreadInfo>* threads = trace.stats ? &trace.stats->threads : nullptr;
+    const std::string& name =
+        threads && thread < threads->size() ? (*threads)[thread].name : std::string();
+    if (compile_worker(t, name)) continue;
+    // At the top level: inside no range, or only inside ranges that seldom repeat (a range
+    // around the whole run, or its warm-up).
+    for (const auto& [names, n] : t.parents) {
+      if (names.second == nullptr || names.second->count < kWrapperRepeats)
+        names.first->top_level += n;
+    }
   }
   nesting_.clear();
   const auto by_total = [](const NameStats* a, const NameStats* b) {

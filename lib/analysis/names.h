@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analysis/analysis.h"
@@ -50,18 +51,38 @@ class Names : public Analysis {
   struct OpenRange {
     std::int64_t begin, end, child_ns;
     NameStats* stats;
-    bool linked;  // already counted in a parent's child_ns
+    bool linked;        // already counted in a parent's child_ns
+    NameStats* parent;  // that parent's name, when linked
   };
   struct ThreadNesting {
     std::vector<OpenRange> stack;  // a chain, each inside the one below it
     // Finished ranges no parent has claimed: a parent arriving after its children claims them.
     // Bounded: a parent with more direct children than this, children first, loses the oldest.
-    std::vector<Interval> roots;
+    struct Root {
+      std::int64_t begin, end;
+      NameStats* stats;
+    };
+    std::vector<Root> roots;
+    // Per name and the name of its direct parent (null: none, at the top level), how many of
+    // its ranges so far (a root a parent claims later moves to that parent's entry).
+    struct PairHash {
+      std::size_t operator()(const std::pair<NameStats*, NameStats*>& p) const {
+        return std::hash<NameStats*>()(p.first) * 31 + std::hash<NameStats*>()(p.second);
+      }
+    };
+    std::unordered_map<std::pair<NameStats*, NameStats*>, std::uint64_t, PairHash> parents;
+    bool frame_compiles = false;  // a torch.compile frame compiled on this thread
+    bool compile_phases = false;  // a compile's phases ran on it ("compile phase: ...")
   };
   static constexpr std::size_t kMaxRoots = 8192;
+  // A parent range repeated fewer times than this wraps the run: its children count as top-level.
+  static constexpr std::uint64_t kWrapperRepeats = 20;
   void add_range(std::uint32_t thread, NameStats& stats, std::int64_t begin, std::int64_t end);
   // Pops the top of `t`'s stack, whose children have all arrived, into its name's statistics.
   void retire_top(std::uint32_t thread, ThreadNesting& t);
+  // Whether a thread compiles for torch.compile's workers: named so ("triton_compile_0", ...),
+  // or running a compile's phases ("compile phase: compile_file") though no frame compiled on it.
+  static bool compile_worker(const ThreadNesting& t, const std::string& thread_name);
 
   const std::size_t keep_slowest_;
   const std::int64_t slowest_from_ns_, slowest_to_ns_;

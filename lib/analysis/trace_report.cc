@@ -68,8 +68,8 @@ Status TraceReport::close(const Stats& stats, const TimeBase&) {
   r.data = data_.result();
   r.memory = memory_.result();
   r.timeline = timeline_.result();
-  r.verdict =
-      verdict(r.gpu, r.bounds, r.data, r.names.gpu_kernel_ns, options_.tiny_kernel_ns, &r.compile);
+  r.verdict = verdict(r.gpu, r.bounds, r.data, r.names.gpu_kernel_ns, options_.tiny_kernel_ns,
+                      &r.compile, &r.jitter);
   return {};
 }
 

@@ -10,11 +10,69 @@ namespace gpuprobe::analysis {
 
 namespace {
 
-// Compiling takes most of the trace: why, from the recompiles' guards, and the fix for it.
-std::string compile_bound(const CompileResult& c) {
-  const double share = static_cast<double>(c.compile_ns) /
-                       static_cast<double>(std::max<std::int64_t>(c.compile_ns + c.base_ns, 1));
-  if (c.compiles == 0 || share < 0.5) return "";
+// Compile time's share of the trace.
+double compile_share(const CompileResult& c) {
+  return static_cast<double>(c.compile_ns) /
+         static_cast<double>(std::max<std::int64_t>(c.compile_ns + c.base_ns, 1));
+}
+
+// Recompiles under this (torch's default recompile_limit) and no limit hit: few.
+constexpr std::size_t kFewRecompiles = 8;
+
+bool is_warmup(const CompileResult& c) {
+  return c.limit_hits.empty() && c.recompiles.size() < kFewRecompiles &&
+         c.after_last_compile >= 0.5;
+}
+
+// A jitter cause as the verdict names it.
+std::string cause_words(const CauseOverlap& c) {
+  const std::string& n = c.cause;
+  std::string words = n == "gc pause"          ? "GC pauses"
+                      : n == "compile"         ? "compiles"
+                      : n == "allocator"       ? "allocator calls"
+                      : n == "synchronization" ? "synchronizations"
+                      : n == "large copy"      ? "large copies"
+                      : n == "CPU gap"  ? "CPU gaps (outside recorded child ranges: uninstrumented "
+                                          "code, a lock or the GIL)"
+                      : n == "blocked"  ? "time blocked (a lock, I/O or sleep)"
+                      : n == "GPU idle" ? "GPU idle time"
+                                        : n;
+  if (n == "gc pause" && !c.detail.empty()) words += " (" + c.detail + ")";
+  return words;
+}
+
+// The device's part: data loading, or what the GPU's time says.
+std::string device_verdict(const GpuIdleResult& r, const KernelBoundsResult& b,
+                           const DataLoadingResult& data, std::int64_t gpu_kernel_ns,
+                           std::int64_t tiny_kernel_ns);
+
+}  // namespace
+
+std::string latency_verdict(const JitterResult& j) {
+  if (j.outliers.empty() || j.cause_summary.empty() || j.excess_ns <= 0) return "";
+  // Stalls, not the ordinary tail: above P99 (rather than a given threshold) they are named when
+  // they last at least 3 times the median on average.
+  const double mean_excess_ms = ms(j.excess_ns) / static_cast<double>(j.outliers.size());
+  if (!j.threshold_given && mean_excess_ms < 2 * j.latency_p50_ms) return "";
+  const CauseOverlap& top = *std::max_element(
+      j.cause_summary.begin(), j.cause_summary.end(),
+      [](const CauseOverlap& a, const CauseOverlap& b) { return a.explained_ns < b.explained_ns; });
+  const double share = static_cast<double>(top.explained_ns) /
+                       static_cast<double>(std::max<std::int64_t>(j.excess_ns, 1));
+  const std::string over =
+      j.threshold_given ? absl::StrFormat("over %.3f ms", j.outlier_threshold_ms)
+                        : absl::StrFormat("over their P99 (%.3f ms)", j.outlier_threshold_ms);
+  std::string v = absl::StrFormat(
+      "latency outliers: %zu of %llu \"%s\" ranges %s, %.3f ms above the median in all",
+      j.outliers.size(), static_cast<unsigned long long>(j.latency_count), j.latency_name, over,
+      ms(j.excess_ns));
+  if (share < 0.1) return v + ": no recorded cause explains them (see the jitter section)";
+  return v + absl::StrFormat(", %.0f%% of it in %s", 100 * share, cause_words(top));
+}
+
+std::string compile_bound_verdict(const CompileResult& c) {
+  const double share = compile_share(c);
+  if (c.compiles == 0 || share < 0.5 || is_warmup(c)) return "";
   std::map<std::string, std::size_t> kinds;
   for (const std::string& r : c.recompiles) ++kinds[formats::recompile_reason_class(r)];
   std::string why =
@@ -46,15 +104,41 @@ std::string compile_bound(const CompileResult& c) {
       100 * share, static_cast<unsigned long long>(c.compiles), why, limit);
 }
 
-}  // namespace
+std::string compile_warmup_verdict(const CompileResult& c) {
+  const double share = compile_share(c);
+  if (c.compiles == 0 || share < 0.5 || !is_warmup(c)) return "";
+  return absl::StrFormat(
+      "compile warm-up, not compile-bound: %llu compiles (%zu recompile%s) took %.0f%% of the "
+      "trace, then stopped: %.0f%% of %s came after the last one; a warm cache "
+      "(TORCHINDUCTOR_CACHE_DIR, the FX graph cache) shortens start-up",
+      static_cast<unsigned long long>(c.compiles), c.recompiles.size(),
+      c.recompiles.size() == 1 ? "" : "s", 100 * share, 100 * c.after_last_compile,
+      c.runs > 0 ? absl::StrFormat("the %llu runs of compiled code",
+                                   static_cast<unsigned long long>(c.runs))
+                 : std::string("the time outside compiles"));
+}
 
 std::string verdict(const GpuIdleResult& r, const KernelBoundsResult& b,
                     const DataLoadingResult& data, std::int64_t gpu_kernel_ns,
-                    std::int64_t tiny_kernel_ns, const CompileResult* compile) {
-  // A program that spends most of its time compiling is that, whatever its GPU did meanwhile.
+                    std::int64_t tiny_kernel_ns, const CompileResult* compile,
+                    const JitterResult* jitter) {
+  std::string v = jitter != nullptr ? latency_verdict(*jitter) : "";
+  const auto then = [&v](const std::string& part) {
+    return v.empty() ? part : part.empty() ? v : v + "; " + part;
+  };
   if (compile != nullptr) {
-    if (std::string v = compile_bound(*compile); !v.empty()) return v;
+    // A program that spends most of its time compiling is that, whatever its GPU did meanwhile.
+    if (std::string bound = compile_bound_verdict(*compile); !bound.empty()) return then(bound);
+    v = then(compile_warmup_verdict(*compile));
   }
+  return then(device_verdict(r, b, data, gpu_kernel_ns, tiny_kernel_ns));
+}
+
+namespace {
+
+std::string device_verdict(const GpuIdleResult& r, const KernelBoundsResult& b,
+                           const DataLoadingResult& data, std::int64_t gpu_kernel_ns,
+                           std::int64_t tiny_kernel_ns) {
   // First: a program waiting for its input looks CPU-bound (its GPU idles for host wait) or
   // like a CPU-only one, and neither fix helps it.
   if (data.batches > 0 && data.share >= 0.5) {
@@ -128,5 +212,7 @@ std::string verdict(const GpuIdleResult& r, const KernelBoundsResult& b,
   return absl::StrFormat(
       "GPU-bound: the busiest GPU works %.0f%% of the time; look at the top kernels", busy);
 }
+
+}  // namespace
 
 }  // namespace gpuprobe::analysis

@@ -35,6 +35,34 @@ TEST_CASE("compiled runs give m, T_execute, B, the compiled share and Amdahl's b
   CHECK(c.break_even_runs == Approx(100.0 / (4 * (2 - 1))));
 }
 
+TEST_CASE("the share of compiled runs after the last compile tells warm-up from late compiles") {
+  static constexpr CallSite again{"torch.compile 0/2", "", "", 0, 0, Category::kCompile};
+  // 100 requests each running a 1 ms compiled graph; 3 compiles of 50 ms at requests 0, 1 and
+  // `last`. The compile arrives before or after the runs it precedes (rings write a range when
+  // it ends; files may be sorted by start).
+  for (const int last : {2, 80}) {
+    for (const bool compile_first : {true, false}) {
+      CAPTURE(last, compile_first);
+      Trace t;
+      std::int64_t at = 0;
+      for (int i = 0; i < 100; ++i) {
+        const bool compiles = i <= 1 || i == last;
+        const std::int64_t run = at + (compiles ? 50 : 0) * kMs;
+        const CallSite& site = i == 0 ? kCompile : again;
+        if (compiles && compile_first) t.range(site, at, at + 50 * kMs);
+        t.range(kGraphRun, run, run + kMs);
+        if (compiles && !compile_first) t.range(site, at, at + 50 * kMs);
+        t.range(kRequest, at, run + 2 * kMs);
+        at = run + 3 * kMs;
+      }
+      const analysis::CompileResult& c = t.run().compile;
+      CHECK(c.compiles == 3);
+      CHECK(c.runs == 100);
+      CHECK(c.after_last_compile == Approx((100.0 - last) / 100));
+    }
+  }
+}
+
 TEST_CASE("marks: recompiles with reasons, the limit warning apart, fallbacks, graph breaks") {
   namespace te = formats::torch_events;
   static const std::string recompile = std::string(te::kRecompile) + "0/1: size mismatch";

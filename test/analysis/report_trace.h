@@ -20,8 +20,10 @@ struct Trace {
   std::deque<GpuActivity> gpu;
   std::vector<Event> events;
 
-  void range(const CallSite& site, std::int64_t begin, std::int64_t end) {
-    events.push_back(Event{EventType::kRange, 0, &site, static_cast<std::uint64_t>(begin),
+  // A range on thread `thread` (an index into `threads`, which grows to hold it).
+  void range(const CallSite& site, std::int64_t begin, std::int64_t end, std::uint32_t thread = 0) {
+    if (thread >= threads.size()) threads.resize(thread + 1);
+    events.push_back(Event{EventType::kRange, thread, &site, static_cast<std::uint64_t>(begin),
                            static_cast<std::uint64_t>(end), 0.0});
   }
   GpuActivity& activity(GpuActivityKind kind, const char* name, std::int64_t start,

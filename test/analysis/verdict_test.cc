@@ -131,5 +131,111 @@ TEST_CASE(
                "CPU only"));
 }
 
+// A bucketed compile: 3 input shapes, so 2 recompiles for size, all in the first requests; then
+// none for the rest of the run.
+CompileResult bucketed_warmup() {
+  CompileResult c;
+  c.compiles = 3;
+  c.compile_ns = 900 * kMs;
+  c.base_ns = 100 * kMs;
+  c.recompiles = {"0/1: tensor 'input_ids' size mismatch at index 1. expected 64, actual 32",
+                  "0/2: tensor 'input_ids' size mismatch at index 1. expected 32, actual 16"};
+  c.after_last_compile = 0.95;
+  return c;
+}
+
+TEST_CASE("a healthy bucketed compile is warm-up, not compile-bound, and no padding is advised") {
+  const CompileResult c = bucketed_warmup();
+  const std::string v =
+      verdict(GpuIdleResult{}, KernelBoundsResult{}, DataLoadingResult{}, 0, 10'000, &c);
+  CHECK(starts(v,
+               "compile warm-up, not compile-bound: 3 compiles (2 recompiles) took 90% of "
+               "the trace, then stopped: 95% of the time outside compiles came after the "
+               "last one"));
+  CHECK(v.find("compile-bound: torch.compile") == std::string::npos);
+  CHECK(v.find("pad inputs") == std::string::npos);
+  CHECK(v.find("; CPU only: no GPU activity in this trace") != std::string::npos);
+  CHECK(compile_bound_verdict(c).empty());
+  CompileResult runs = c;  // with runs of the compiled code, the share is theirs
+  runs.runs = 500;
+  CHECK(compile_warmup_verdict(runs).find("then stopped: 95% of the 500 runs of compiled code "
+                                          "came after the last one") != std::string::npos);
+}
+
+TEST_CASE("compiles that go on late, a limit hit or many recompiles stay compile-bound") {
+  CompileResult late = bucketed_warmup();
+  late.after_last_compile = 0.2;  // still compiling in the last part of the run
+  CHECK(
+      starts(verdict(GpuIdleResult{}, KernelBoundsResult{}, DataLoadingResult{}, 0, 10'000, &late),
+             "compile-bound: torch.compile compiled for 90% of the trace (3 compiles); 2 "
+             "recompiles, 2 of them size guards: the input shapes drift"));
+  CompileResult limit = bucketed_warmup();
+  limit.limit_hits.push_back("torch._dynamo hit config.recompile_limit (8)");
+  CHECK(starts(compile_bound_verdict(limit), "compile-bound"));
+  CompileResult storm = bucketed_warmup();
+  for (int i = 3; i <= 8; ++i) storm.recompiles.push_back("0/" + std::to_string(i) + ": size");
+  CHECK(starts(compile_bound_verdict(storm), "compile-bound"));
+  CompileResult unknown = bucketed_warmup();  // when the compiles ended is not known: as before
+  unknown.after_last_compile = -1;
+  CHECK(starts(compile_bound_verdict(unknown), "compile-bound"));
+  CHECK(compile_warmup_verdict(unknown).empty());
+}
+
+// 500 requests, the 3 slowest each holding a 150 ms gen2 collection.
+JitterResult gc_outliers() {
+  JitterResult j;
+  j.latency_name = "request";
+  j.latency_count = 500;
+  j.outlier_threshold_ms = 2.5;
+  j.latency_p50_ms = 1;
+  j.outliers.resize(3);
+  j.excess_ns = 450 * kMs;
+  CauseOverlap gc{"gc pause", 450 * kMs, 3, 450 * kMs, "gc gen2 x3"};
+  CauseOverlap gap{"CPU gap", 20 * kMs, 1, 20 * kMs, ""};
+  j.cause_summary = {gc, gap};
+  return j;
+}
+
+TEST_CASE("latency outliers' largest cause leads the verdict, whatever the device") {
+  const JitterResult j = gc_outliers();
+  const std::string v =
+      verdict(GpuIdleResult{}, KernelBoundsResult{}, DataLoadingResult{}, 0, 10'000, nullptr, &j);
+  CHECK(v ==
+        "latency outliers: 3 of 500 \"request\" ranges over their P99 (2.500 ms), 450.000 ms "
+        "above the median in all, 100% of it in GC pauses (gc gen2 x3); CPU only: no GPU activity "
+        "in this trace");
+  // On a GPU-bound trace the device part follows the same way.
+  const std::string g = verdict(one_stream(95, kMs, kMs, kMs), KernelBoundsResult{},
+                                DataLoadingResult{}, 100 * kMs, 10'000, nullptr, &j);
+  CHECK(starts(g, "latency outliers: 3 of 500"));
+  CHECK(g.find("; GPU-bound") != std::string::npos);
+  // Compile-bound ends it, after the outliers.
+  CompileResult storm = bucketed_warmup();
+  storm.after_last_compile = 0.1;
+  const std::string c =
+      verdict(GpuIdleResult{}, KernelBoundsResult{}, DataLoadingResult{}, 0, 10'000, &storm, &j);
+  CHECK(c.find("GC pauses (gc gen2 x3); compile-bound: ") != std::string::npos);
+  CHECK(c.find("CPU only") == std::string::npos);
+}
+
+TEST_CASE("no outliers, or none explained: the verdict says so or stays the device's") {
+  JitterResult none;
+  none.latency_name = "request";
+  CHECK(starts(verdict(GpuIdleResult{}, KernelBoundsResult{}, DataLoadingResult{}, 0, 10'000,
+                       nullptr, &none),
+               "CPU only"));
+  JitterResult tail = gc_outliers();  // the usual tail, 1.5 times the median: not a stall
+  tail.excess_ns = 3 * kMs / 2;
+  tail.latency_p50_ms = 1;
+  CHECK(latency_verdict(tail).empty());
+  JitterResult unexplained = gc_outliers();
+  unexplained.cause_summary[0].explained_ns = kMs;
+  unexplained.cause_summary[1].explained_ns = kMs;
+  unexplained.threshold_given = true;
+  CHECK(starts(latency_verdict(unexplained),
+               "latency outliers: 3 of 500 \"request\" ranges over 2.500 ms, 450.000 ms above the "
+               "median in all: no recorded cause explains them"));
+}
+
 }  // namespace
 }  // namespace gpuprobe::analysis

@@ -1,7 +1,6 @@
 """The torch.compile observer: compile ranges, recompile reasons, graph breaks, eager fallbacks,
 recompile-limit hits, cache counts and each run of a compiled graph, from what the installed
 torch offers (private APIs feature-detected, never assumed)."""
-import dataclasses
 import importlib
 import logging
 import sys
@@ -13,38 +12,9 @@ from gpuprobe.torch import structured_trace as _structured_trace
 from gpuprobe.torch._common import EVENTS, FeatureUnavailable, _torch
 from gpuprobe.torch.cache_keys import CacheKeys
 from gpuprobe.torch.compile_phases import CompilePhases
+from gpuprobe.torch.compile_report import CompileReport  # noqa: F401 (public here too)
 from gpuprobe.torch.generated_code import GeneratedCode
 from gpuprobe.torch.graph_break_sites import GraphBreakSites
-
-
-@dataclasses.dataclass
-class CompileReport:
-    """What torch.compile did while watched."""
-
-    compiles: list  # per frame compile: compile_id, seconds, recompile_reason, graph_breaks, ops
-    graph_breaks: dict  # reason -> count
-    recompiles: list  # {"compile_id", "reason"}
-    cache: dict  # fxgraph / aot_autograd hits and misses
-    eager_fallbacks: int  # frames Dynamo could not compile and ran eagerly
-    fallbacks: list  # {"compile_id", "frame", "error"} for each compile that failed
-    recompile_limit_hits: list  # the warnings torch logged
-    compile_seconds: float  # T_compile: time inside compiles
-    # Per compile and cache layer (FX graph, AOTAutograd), from the structured trace:
-    # {"compile_id", "layer", "outcome" (hit, miss, bypass), "changed": [(component, before,
-    # after)] since the frame's last compile, "key"}
-    cache_events: list = dataclasses.field(default_factory=list)
-    # Per compile id, each phase group's own seconds (compile_phases.py): Dynamo, AOTAutograd,
-    # Inductor, code generation, kernel compile
-    phases: dict = dataclasses.field(default_factory=dict)
-    # Per generated module: {"compile_id", "path" of its source, "kernels": [(name, kind)]}
-    generated_code: list = dataclasses.field(default_factory=list)
-    # {"compile_id", "reason"} each time Dynamo began a frame's analysis again (attempt 1, ...),
-    # most often to compile up to a graph break
-    restarts: list = dataclasses.field(default_factory=list)
-
-    @property
-    def graph_break_count(self):
-        return sum(self.graph_breaks.values())
 
 
 class _LimitHandler(logging.Handler):
