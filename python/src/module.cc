@@ -20,6 +20,7 @@
 #include "graph_runs.h"
 #include "range_methods.h"
 #include "range_type.h"
+#include "session_binding.h"
 #include "task_tracks.h"
 
 namespace py = pybind11;
@@ -603,48 +604,6 @@ std::uint64_t begin_range(const std::string& name, const std::string& category) 
   return id;
 }
 
-// A stop drains the rings, writes the outputs and joins gpuprobe's threads: other Python threads
-// (a server's request handlers) run meanwhile.
-Status stop_without_gil(Session& s) {
-  py::gil_scoped_release release;
-  return s.stop();
-}
-
-py::dict stats_dict(const Stats& s) {
-  py::dict d;
-  d["written"] = s.written;
-  d["dropped"] = s.dropped;
-  d["dropped_no_ring"] = s.dropped_no_ring;
-  d["ring_capacity"] = s.ring_capacity;
-  d["names_overflowed"] = s.names_overflowed;
-  py::list threads;
-  for (const ThreadInfo& t : s.threads) {
-    py::dict td;
-    td["tid"] = t.os_tid;
-    td["name"] = t.name;
-    td["written"] = t.written;
-    td["dropped"] = t.dropped;
-    td["peak_fill"] = t.peak_fill;
-    threads.append(td);
-  }
-  d["threads"] = threads;
-  py::dict gpu;
-  gpu["status"] = s.gpu.status;
-  gpu["records"] = s.gpu.records;
-  gpu["dropped"] = s.gpu.dropped;  // records lost: the one loss figure (see GpuStats)
-  gpu["buffers_exhausted"] = s.gpu.buffers_exhausted;
-  gpu["filtered"] = s.gpu.filtered;
-  gpu["starts_before_launch"] = s.gpu.starts_before_launch;
-  gpu["attributed"] = s.gpu.attributed;
-  gpu["unattributed"] = s.gpu.unattributed;
-  gpu["untimed"] = s.gpu.untimed;
-  gpu["sampled"] = s.gpu.sampled;
-  gpu["bursts"] = s.gpu.bursts;
-  gpu["recorded_ns"] = s.gpu.recorded_ns;
-  d["gpu"] = gpu;
-  return d;
-}
-
 Category category_or_raise(const std::string& name) {
   const std::optional<Category> c = category_from(name);
   if (!c) throw py::value_error("unknown gpuprobe category '" + name + "'");
@@ -676,41 +635,7 @@ PYBIND11_MODULE(_core, m) {
     g_decorate = fn.release().ptr();
   });
 
-  py::class_<Session>(m, "Session",
-                      "A recording session configured by a string, e.g. "
-                      "'chrome=trace.json,perfetto=trace.pftrace'.")
-      .def(py::init([](const std::string& config) {
-             auto s = std::make_unique<Session>(config);
-             if (!s->ok()) {
-               const std::string error = s->error();
-               // Config mistakes are the caller's values; the rest (outputs that cannot be
-               // opened, another session running) is the environment's.
-               if (error.rfind("config ", 0) == 0 || error.rfind("unknown config", 0) == 0)
-                 throw py::value_error(error);
-               throw std::runtime_error(error);
-             }
-             return s;
-           }),
-           py::arg("config"))
-      .def(
-          "__enter__", [](Session& s) -> Session& { return s; }, py::return_value_policy::reference)
-      .def("__exit__",
-           [](Session& s, py::args) {
-             const Status st = stop_without_gil(s);
-             if (!st.ok()) throw std::runtime_error(st.message());
-             return false;
-           })
-      .def_property_readonly("running", &Session::running)
-      .def(
-          "stop",
-          [](Session& s) {
-            const Status st = stop_without_gil(s);
-            if (!st.ok()) throw std::runtime_error(st.message());
-          },
-          "Stops recording and writes the outputs; raises RuntimeError if an output failed.")
-      .def("flush", &Session::flush, "Hands what was recorded so far to the outputs.")
-      .def("stats", [](const Session& s) { return stats_dict(s.stats()); })
-      .def_static("help", &Session::help, "The config keys, generated from the option table.");
+  add_session(m);
 
   m.def(
       "instant",

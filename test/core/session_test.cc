@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -242,15 +243,45 @@ TEST_CASE("Nothing records without a session, or after it stopped") {
 }
 
 TEST_CASE("Only one session records at a time") {
-  Session first("");
+  REQUIRE(recording_session().id == 0);
+  auto sink = std::make_shared<CaptureSink>();
+  Session first("", {sink});
   REQUIRE(first.ok());
+  const RecordingSession recording = recording_session();
+  REQUIRE(recording.id != 0);
+  REQUIRE_FALSE(recording.from_environment);
+  REQUIRE(describe(recording) == "a session the program started, writing custom");
   Session second("");
   REQUIRE_FALSE(second.ok());
   REQUIRE_FALSE(second.running());
-  REQUIRE(second.error().find("already recording") != std::string::npos);
+  // It names the session recording, which records the program's ranges meanwhile.
+  REQUIRE(second.error().find("already recording (a session the program started, writing "
+                              "custom)") != std::string::npos);
+  { GPUPROBE_RANGE("while the second exists"); }
+  REQUIRE_FALSE(second.stop().ok());
+  REQUIRE(first.running());  // the second's stop() stopped nothing
+  flush_recording_session(recording.id);
+  REQUIRE(recording_session_stats(recording.id).written == 1);
+  REQUIRE(recording_session_stats(recording.id + 1).written == 0);  // not that session
   REQUIRE(first.stop().ok());
+  REQUIRE(sink->events().size() == 1);
+  REQUIRE(sink->events()[0].name == "while the second exists");
+  REQUIRE(recording_session().id == 0);
+  REQUIRE(describe(recording_session()).empty());
   Session third("");
   REQUIRE(third.ok());
+  REQUIRE(recording_session().id > recording.id);  // ids are never reused
+}
+
+TEST_CASE("Session::check finds config mistakes and starts nothing") {
+  REQUIRE(Session::check("chrome=a.json,perfetto=b.pftrace,ring=1024").ok());
+  REQUIRE(Session::check("bogus=1").message().find("unknown config key 'bogus'") !=
+          std::string::npos);
+  REQUIRE(Session::check("ring=lots").message().find("'ring'") != std::string::npos);
+  REQUIRE(Session::check("chrome=same.json,chrome=./same.json").message().find("one file") !=
+          std::string::npos);
+  REQUIRE(recording_session().id == 0);
+  REQUIRE_FALSE(std::filesystem::exists("a.json"));
 }
 
 TEST_CASE("A bad config string starts nothing and says why") {
