@@ -22,6 +22,7 @@
 #include "range_type.h"
 #include "session_binding.h"
 #include "task_tracks.h"
+#include "thread_names.h"
 
 namespace py = pybind11;
 
@@ -57,6 +58,8 @@ struct alignas(64) OpenStack {
   std::uint8_t capacity_shift = 0;  // capacity: kInlineOpen << capacity_shift
   // asyncio was told this thread runs no loop (see current_track).
   bool no_loop_told = false;
+  // The session (epoch) in which this thread was last given its threading name (named_for).
+  std::uint32_t named_epoch = 0;
   OpenRange* heap = nullptr;  // the spill's storage once spilled, else nullptr: inline_items
   OpenRange inline_items[kInlineOpen] = {};
 
@@ -106,6 +109,22 @@ void OpenStack::grow() {
   ++capacity_shift;
 }
 thread_local std::uint64_t t_next_id = 1;
+
+// Names this thread as `threading` does (thread_names.h), once per session: before the first
+// event a session records through this module on the thread. `gate`: the gate the event passed.
+inline void named_for(OpenStack& open, std::uint64_t gate) {
+  const std::uint32_t epoch = detail::epoch_of(gate);
+  if (GPUPROBE_LIKELY(open.named_epoch == epoch)) return;
+  open.named_epoch = epoch;
+  name_thread_from_threading();
+}
+
+// The same for events of any category (instants, counters, ranges at given times): named while
+// a session records.
+void named_now() {
+  if (const std::uint64_t gate = detail::g_gate.load(std::memory_order_relaxed); gate != 0)
+    named_for(this_threads_open(), gate);
+}
 
 // Ends open[i], and first the hook ranges above it (opened inside it and abandoned); ranges of
 // other owners above it stay open.
@@ -469,6 +488,7 @@ inline const CallSite* site_for(RangeObject& range, std::uint32_t epoch) {
   OpenStack& open = this_threads_open();
   ManualRange& r = open.push(OpenRange{self, 0, {}}).range;
   if (const std::uint64_t gate = detail::gate_for(self->category); gate != 0) {
+    named_for(open, gate);
     const CallSite* site = site_for(*self, detail::epoch_of(gate));
     if (site == nullptr) {
       open.pop_back();
@@ -575,7 +595,9 @@ PyType_Spec kRangeSpec = {"gpuprobe.range", sizeof(RangeObject), 0, Py_TPFLAGS_D
 thread_local ManualRange t_gc_range;
 
 void gc_callback(const std::string& phase, const py::dict& info) {
-  if (detail::gate_for(Category::kGc) == 0) return;
+  const std::uint64_t gate = detail::gate_for(Category::kGc);
+  if (gate == 0) return;
+  named_for(this_threads_open(), gate);
   static const std::string kNames[] = {std::string(te::kGcGeneration) + "0",
                                        std::string(te::kGcGeneration) + "1",
                                        std::string(te::kGcGeneration) + "2"};
@@ -599,6 +621,7 @@ std::uint64_t begin_range(const std::string& name, const std::string& category) 
   const std::uint64_t id = t_next_id++;
   const std::optional<Category> c = category_from(category);
   if (!c) throw py::value_error("unknown gpuprobe category '" + category + "'");
+  named_now();
   t_open.push(OpenRange{nullptr, id, {}})
       .range.begin(name, *c);  // hooks are synchronous: the thread's track
   return id;
@@ -608,6 +631,13 @@ Category category_or_raise(const std::string& name) {
   const std::optional<Category> c = category_from(name);
   if (!c) throw py::value_error("unknown gpuprobe category '" + name + "'");
   return *c;
+}
+
+// The category of an event about to be recorded on this thread, which is named for it first.
+Category event_category(const std::string& name) {
+  const Category c = category_or_raise(name);
+  named_now();
+  return c;
 }
 
 }  // namespace
@@ -640,13 +670,13 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "instant",
       [](const std::string& name, const std::string& category) {
-        instant(name, category_or_raise(category));
+        instant(name, event_category(category));
       },
       py::arg("name"), py::arg("category") = "python");
   m.def(
       "counter",
       [](const std::string& name, double value, const std::string& category) {
-        counter(name, value, category_or_raise(category));
+        counter(name, value, event_category(category));
       },
       py::arg("name"), py::arg("value"), py::arg("category") = "python");
   m.def(
@@ -662,13 +692,13 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "_range_at",
       [](const std::string& name, const std::string& category, std::int64_t begin_ns,
-         std::int64_t end_ns) { range_at(name, category_or_raise(category), begin_ns, end_ns); },
+         std::int64_t end_ns) { range_at(name, event_category(category), begin_ns, end_ns); },
       py::arg("name"), py::arg("category"), py::arg("begin_ns"), py::arg("end_ns"),
       "Records a range that already happened, between two time.time_ns() values.");
   m.def(
       "_instant_at",
       [](const std::string& name, const std::string& category, std::int64_t ns) {
-        instant_at(name, category_or_raise(category), ns);
+        instant_at(name, event_category(category), ns);
       },
       py::arg("name"), py::arg("category"), py::arg("ns"),
       "Records an instant that already happened, at a time.time_ns() value.");

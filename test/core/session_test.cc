@@ -324,7 +324,7 @@ TEST_CASE("The categories key limits what a session records") {
   REQUIRE(category_enabled(Category::kStep));
 }
 
-TEST_CASE("Thread names come from set_thread_name, else from the OS") {
+TEST_CASE("Thread names come from set_thread_name, else the runtime's, else the OS's") {
   auto sink = std::make_shared<CaptureSink>();
   Session session("", {sink});
   std::thread named([] {
@@ -337,14 +337,38 @@ TEST_CASE("Thread names come from set_thread_name, else from the OS") {
     GPUPROBE_RANGE("y");
   });
   os_named.join();
+  // A language runtime's name (Python's threading) goes before the OS name, given before the
+  // thread's first event or after it; set_thread_name() still wins over it.
+  std::thread runtime_named([] {
+    pthread_setname_np(pthread_self(), "inherited");
+    detail::set_runtime_thread_name("ThreadPoolExecutor-0_1");
+    GPUPROBE_RANGE("z");
+  });
+  runtime_named.join();
+  std::thread renamed([] {
+    { GPUPROBE_RANGE("w"); }
+    detail::set_runtime_thread_name("pool_2");
+  });
+  renamed.join();
+  std::thread both([] {
+    set_thread_name("by the program");
+    detail::set_runtime_thread_name("by threading");
+    GPUPROBE_RANGE("v");
+  });
+  both.join();
   REQUIRE(session.stop().ok());
   const Stats stats = session.stats();
-  REQUIRE(stats.threads.size() == 2);
-  const ThreadInfo& a = stats.threads[sink->named("x").at(0).thread];
-  const ThreadInfo& b = stats.threads[sink->named("y").at(0).thread];
-  REQUIRE(a.name == "named \"worker\"");
-  REQUIRE(b.name == "os-name");
-  REQUIRE(a.os_tid != b.os_tid);
+  REQUIRE(stats.threads.size() == 5);
+  const auto name_of = [&](const char* range) {
+    return stats.threads[sink->named(range).at(0).thread].name;
+  };
+  REQUIRE(name_of("x") == "named \"worker\"");
+  REQUIRE(name_of("y") == "os-name");
+  REQUIRE(name_of("z") == "ThreadPoolExecutor-0_1");
+  REQUIRE(name_of("w") == "pool_2");
+  REQUIRE(name_of("v") == "by the program");
+  REQUIRE(stats.threads[sink->named("x").at(0).thread].os_tid !=
+          stats.threads[sink->named("y").at(0).thread].os_tid);
 }
 
 // Interleaved work on one thread (asyncio tasks): each sequence's ranges on a track of its own,
