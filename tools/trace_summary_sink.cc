@@ -58,8 +58,18 @@ Status TraceSummarySink::close(const Stats& stats, const TimeBase&) {
   std::FILE* o = out_;
   const double span_ms =
       last_ns_ > first_ns_ ? static_cast<double>(last_ns_ - first_ns_) * 1e-6 : 0;
-  std::fprintf(o, "process      %s%spid %lld\n", info_.process_name.c_str(),
-               info_.process_name.empty() ? "" : ", ", static_cast<long long>(info_.pid));
+  // A trace with no process (an empty one, or one whose events name none) has pid 0: not a
+  // process to show.
+  if (info_.pid != 0) {
+    std::fprintf(o, "process      %s%spid %lld\n", info_.process_name.c_str(),
+                 info_.process_name.empty() ? "" : ", ", static_cast<long long>(info_.pid));
+  } else if (!info_.process_name.empty()) {
+    std::fprintf(o, "process      %s\n", info_.process_name.c_str());
+  } else if (stats.written == 0) {
+    std::fprintf(o, "process      none: the trace holds no events\n");
+  } else {
+    std::fprintf(o, "process      not named in the trace\n");
+  }
   if (info_.rank >= 0) std::fprintf(o, "rank         %d of %d\n", info_.rank, info_.world_size);
   std::fprintf(o, "duration     %.3f ms\n", span_ms);
   std::fprintf(o, "events       %llu\n", static_cast<unsigned long long>(stats.written));

@@ -202,6 +202,14 @@ void instant_at(std::string_view name, Category category, std::int64_t wall_ns) 
 /// OS knows (pthread_setname_np). Cheap to call repeatedly with the same name.
 void set_thread_name(std::string_view name) noexcept;
 
+namespace detail {
+/// For language bindings: the name a runtime gives the calling thread (Python's
+/// `threading.Thread.name`), used in place of the OS name until set_thread_name() gives one.
+/// Renames the ring the thread holds unless set_thread_name() named the thread. Changes nothing
+/// the OS or the runtime sees.
+void set_runtime_thread_name(std::string_view name) noexcept;
+}  // namespace detail
+
 /// Switches a category on or off, for the running session and the ones that follow. Ranges
 /// already open keep the state they saw when they opened.
 void set_category_enabled(Category category, bool enabled) noexcept;

@@ -41,6 +41,10 @@ thread_local ThreadExitHook t_exit_hook;
 // The name given with set_thread_name(), applied to every ring this thread takes.
 thread_local std::string t_thread_name;
 
+// The name the thread's language runtime gives it (detail::set_runtime_thread_name): in place
+// of the OS name, which a Python thread inherits from the thread that started it.
+thread_local std::string t_runtime_name;
+
 // What one ring costs, slots and bookkeeping.
 std::uint64_t ring_bytes(std::uint64_t capacity) {
   return capacity * sizeof(detail::Record) + sizeof(ThreadState);
@@ -98,7 +102,9 @@ ThreadState* ThreadRegistry::acquire(std::uint32_t epoch, Refusal* why) noexcept
   const std::int64_t tid = static_cast<std::int64_t>(syscall(SYS_gettid));
   *why = Refusal::kNotCurrent;
   try {
-    std::string name = t_thread_name.empty() ? os_thread_name() : t_thread_name;
+    std::string name = !t_thread_name.empty()    ? t_thread_name
+                       : !t_runtime_name.empty() ? t_runtime_name
+                                                 : os_thread_name();
     std::unique_lock<std::mutex> lock(mu_);
     if (epoch == 0 || epoch != epoch_) return nullptr;
     std::unique_ptr<ThreadState> ring;
@@ -281,5 +287,18 @@ void set_thread_name(std::string_view name) noexcept {
     core::ThreadRegistry::get().rename(static_cast<core::ThreadState*>(detail::t_ring), name);
   }
 }
+
+namespace detail {
+void set_runtime_thread_name(std::string_view name) noexcept {
+  try {
+    core::t_runtime_name.assign(name.data(), name.size());
+  } catch (...) {
+    return;
+  }
+  if (core::t_thread_name.empty() && !name.empty() && t_ring != nullptr) {
+    core::ThreadRegistry::get().rename(static_cast<core::ThreadState*>(t_ring), name);
+  }
+}
+}  // namespace detail
 
 }  // namespace gpuprobe

@@ -364,7 +364,8 @@ class PerfettoReader {
         return builder_.instant(thread_of(track), builder_.site(name, category.category), wall);
       case event::kCounter: {
         const Track& t = tracks_[track];
-        return builder_.counter(counter_thread(), builder_.site(t.name, Category::kApp), wall,
+        // The counter's category, as the writer gave it on the value (app when none).
+        return builder_.counter(counter_thread(), builder_.site(t.name, category.category), wall,
                                 counter);
       }
       default:

@@ -14,6 +14,7 @@
 #include "gpuprobe/detail/gate.hpp"
 #include "gpuprobe/session.hpp"
 #include "session/exit_signals.h"
+#include "session/session_origin.h"
 
 namespace gpuprobe::detail {
 
@@ -63,7 +64,9 @@ class EnvironmentSession {
   EnvironmentSession() {
     const char* config = std::getenv("GPUPROBE");
     if (config == nullptr || *config == '\0') return;
+    session::set_starting_from_environment(true);
     session_ = std::make_unique<Session>(config_for_this_process(config));
+    session::set_starting_from_environment(false);
     // SIGTERM, SIGINT, SIGHUP write the trace before they end the program.
     if (session_->ok()) session::catch_exit_signals();
   }

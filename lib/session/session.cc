@@ -29,6 +29,7 @@
 #include "session/dump_control.h"
 #include "session/fork.h"
 #include "session/sched_sampler.h"
+#include "session/session_origin.h"
 
 namespace gpuprobe {
 namespace detail {
@@ -46,6 +47,12 @@ SessionCore* g_recording = nullptr;
 // The epoch of the last session, 1..detail::kMaxEpoch (0 means "no session" in ring
 // bookkeeping). Written only by the session that holds g_session_active.
 std::uint32_t g_last_epoch = 0;
+
+// The id of the last session that started (RecordingSession::id): never reused, unlike epochs.
+std::uint64_t g_last_id = 0;
+
+// Set while the GPUPROBE variable's session starts (environment_session.cc): it says so.
+bool g_starting_from_environment = false;
 
 std::string process_name() {
   std::ifstream comm("/proc/self/comm");
@@ -180,7 +187,9 @@ class SessionCore {
     }
     bool expected = false;
     if (!g_session_active.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
-      errors_.add("another gpuprobe session is already recording; stop it first");
+      const std::string other = describe(recording_session());
+      errors_.add("another gpuprobe session is already recording" +
+                  (other.empty() ? std::string() : " (" + other + ")") + "; stop it first");
       return;
     }
     owns_active_ = true;
@@ -257,6 +266,9 @@ class SessionCore {
         if (slot.sink == flight) flight.reset();
       }
     }
+    for (const core::SinkSlot& slot : open) {
+      description_.outputs += (description_.outputs.empty() ? "" : ", ") + slot.label;
+    }
     if (open.empty() && !slots.empty()) {
       errors_.add("no output could be opened; not recording");
       gpu_.reset();
@@ -294,6 +306,8 @@ class SessionCore {
     if (config.sched_period_ns > 0)
       sched_ = std::make_unique<session::SchedSampler>(config.sched_period_ns);
     std::lock_guard<std::recursive_mutex> registry(g_recording_mu);
+    description_.id = ++g_last_id;
+    description_.from_environment = g_starting_from_environment;
     g_recording = this;
   }
 
@@ -305,6 +319,24 @@ class SessionCore {
       return g_recording != nullptr ? g_recording->stop() : Status();
     } catch (...) {
       return Status::Error("stop failed");
+    }
+  }
+
+  // The recording session's description; id 0 when none records (or in a forked child, where
+  // the parent's session is not this process's).
+  static RecordingSession recording() {
+    std::lock_guard<std::recursive_mutex> registry(g_recording_mu);
+    if (g_recording == nullptr || g_recording->forked_away()) return {};
+    return g_recording->description_;
+  }
+
+  // Calls fn(session) under the registry lock when the recording session has id `id`.
+  template <typename Fn>
+  static void with_recording(std::uint64_t id, Fn&& fn) {
+    std::lock_guard<std::recursive_mutex> registry(g_recording_mu);
+    if (g_recording != nullptr && !g_recording->forked_away() &&
+        g_recording->description_.id == id) {
+      fn(*g_recording);
     }
   }
 
@@ -325,11 +357,16 @@ class SessionCore {
   std::unique_ptr<core::Collector> collector_;
   std::unique_ptr<session::SchedSampler> sched_;  // with sched=
   Stats final_stats_;
+  RecordingSession description_;  // once started: its id, origin and outputs
 };
 
 }  // namespace detail
 
 namespace session {
+void set_starting_from_environment(bool starting) noexcept {
+  detail::g_starting_from_environment = starting;
+}
+
 void forget_session_in_child() noexcept {
   detail::g_session_active.store(false, std::memory_order_relaxed);
   forget_flight_in_child();
@@ -377,7 +414,48 @@ std::string Session::help() {
   return core::config_help();
 }
 
+Status Session::check(std::string_view config) {
+  session::register_builtin_sinks();
+  core::Config parsed;
+  if (Status s = core::parse_config(config, &parsed); !s.ok()) return s;
+  return detail::distinct_outputs(parsed.sinks);
+}
+
 Status stop_recording_session() noexcept { return detail::SessionCore::stop_recording(); }
+
+RecordingSession recording_session() noexcept {
+  try {
+    return detail::SessionCore::recording();
+  } catch (...) {
+    return {};
+  }
+}
+
+std::string describe(const RecordingSession& session) {
+  if (session.id == 0) return {};
+  std::string out = session.from_environment
+                        ? "the session the GPUPROBE environment variable started"
+                        : "a session the program started";
+  out += session.outputs.empty() ? ", with no outputs" : ", writing " + session.outputs;
+  return out;
+}
+
+Stats recording_session_stats(std::uint64_t id) noexcept {
+  try {
+    Stats stats;
+    detail::SessionCore::with_recording(id, [&](detail::SessionCore& s) { stats = s.stats(); });
+    return stats;
+  } catch (...) {
+    return {};
+  }
+}
+
+void flush_recording_session(std::uint64_t id) noexcept {
+  try {
+    detail::SessionCore::with_recording(id, [](detail::SessionCore& s) { s.flush(); });
+  } catch (...) {
+  }
+}
 
 Status dump(std::string_view reason, std::string* path) noexcept {
   try {

@@ -456,8 +456,9 @@ void PerfettoSink::write_cpu_event(const Event& e, const TimeBase& time,
                   nullptr);
       break;
     case EventType::kCounter:
-      track_event(seq, begin, event::kCounter, counter_track(e.site), nullptr, false, -1, kNone, 0,
-                  0, &e.value);
+      // Its category on each value, as on slices (a counter track has none of its own).
+      track_event(seq, begin, event::kCounter, counter_track(e.site), nullptr, false, category,
+                  kNone, 0, 0, &e.value);
       break;
     case EventType::kGpu:
       break;  // write_gpu_event()

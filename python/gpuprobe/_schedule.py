@@ -122,7 +122,10 @@ class profile:
             return
         session, self._session = self._session, None
         session.stop()
-        if save and self._on_trace_ready is not None:
+        # A window's Session made while another session records stands down and writes no
+        # trace (its steps are in that session's): no trace to hand over.
+        written = self._trace is not None and os.path.exists(self._trace)
+        if save and self._on_trace_ready is not None and written:
             self.traces_ready += 1
             self._on_trace_ready(self)
         if self._trace is not None and os.path.exists(self._trace):

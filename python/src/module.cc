@@ -20,7 +20,9 @@
 #include "graph_runs.h"
 #include "range_methods.h"
 #include "range_type.h"
+#include "session_binding.h"
 #include "task_tracks.h"
+#include "thread_names.h"
 
 namespace py = pybind11;
 
@@ -56,6 +58,8 @@ struct alignas(64) OpenStack {
   std::uint8_t capacity_shift = 0;  // capacity: kInlineOpen << capacity_shift
   // asyncio was told this thread runs no loop (see current_track).
   bool no_loop_told = false;
+  // The session (epoch) in which this thread was last given its threading name (named_for).
+  std::uint32_t named_epoch = 0;
   OpenRange* heap = nullptr;  // the spill's storage once spilled, else nullptr: inline_items
   OpenRange inline_items[kInlineOpen] = {};
 
@@ -105,6 +109,22 @@ void OpenStack::grow() {
   ++capacity_shift;
 }
 thread_local std::uint64_t t_next_id = 1;
+
+// Names this thread as `threading` does (thread_names.h), once per session: before the first
+// event a session records through this module on the thread. `gate`: the gate the event passed.
+inline void named_for(OpenStack& open, std::uint64_t gate) {
+  const std::uint32_t epoch = detail::epoch_of(gate);
+  if (GPUPROBE_LIKELY(open.named_epoch == epoch)) return;
+  open.named_epoch = epoch;
+  name_thread_from_threading();
+}
+
+// The same for events of any category (instants, counters, ranges at given times): named while
+// a session records.
+void named_now() {
+  if (const std::uint64_t gate = detail::g_gate.load(std::memory_order_relaxed); gate != 0)
+    named_for(this_threads_open(), gate);
+}
 
 // Ends open[i], and first the hook ranges above it (opened inside it and abandoned); ranges of
 // other owners above it stay open.
@@ -468,6 +488,7 @@ inline const CallSite* site_for(RangeObject& range, std::uint32_t epoch) {
   OpenStack& open = this_threads_open();
   ManualRange& r = open.push(OpenRange{self, 0, {}}).range;
   if (const std::uint64_t gate = detail::gate_for(self->category); gate != 0) {
+    named_for(open, gate);
     const CallSite* site = site_for(*self, detail::epoch_of(gate));
     if (site == nullptr) {
       open.pop_back();
@@ -574,7 +595,9 @@ PyType_Spec kRangeSpec = {"gpuprobe.range", sizeof(RangeObject), 0, Py_TPFLAGS_D
 thread_local ManualRange t_gc_range;
 
 void gc_callback(const std::string& phase, const py::dict& info) {
-  if (detail::gate_for(Category::kGc) == 0) return;
+  const std::uint64_t gate = detail::gate_for(Category::kGc);
+  if (gate == 0) return;
+  named_for(this_threads_open(), gate);
   static const std::string kNames[] = {std::string(te::kGcGeneration) + "0",
                                        std::string(te::kGcGeneration) + "1",
                                        std::string(te::kGcGeneration) + "2"};
@@ -598,57 +621,23 @@ std::uint64_t begin_range(const std::string& name, const std::string& category) 
   const std::uint64_t id = t_next_id++;
   const std::optional<Category> c = category_from(category);
   if (!c) throw py::value_error("unknown gpuprobe category '" + category + "'");
+  named_now();
   t_open.push(OpenRange{nullptr, id, {}})
       .range.begin(name, *c);  // hooks are synchronous: the thread's track
   return id;
-}
-
-// A stop drains the rings, writes the outputs and joins gpuprobe's threads: other Python threads
-// (a server's request handlers) run meanwhile.
-Status stop_without_gil(Session& s) {
-  py::gil_scoped_release release;
-  return s.stop();
-}
-
-py::dict stats_dict(const Stats& s) {
-  py::dict d;
-  d["written"] = s.written;
-  d["dropped"] = s.dropped;
-  d["dropped_no_ring"] = s.dropped_no_ring;
-  d["ring_capacity"] = s.ring_capacity;
-  d["names_overflowed"] = s.names_overflowed;
-  py::list threads;
-  for (const ThreadInfo& t : s.threads) {
-    py::dict td;
-    td["tid"] = t.os_tid;
-    td["name"] = t.name;
-    td["written"] = t.written;
-    td["dropped"] = t.dropped;
-    td["peak_fill"] = t.peak_fill;
-    threads.append(td);
-  }
-  d["threads"] = threads;
-  py::dict gpu;
-  gpu["status"] = s.gpu.status;
-  gpu["records"] = s.gpu.records;
-  gpu["dropped"] = s.gpu.dropped;  // records lost: the one loss figure (see GpuStats)
-  gpu["buffers_exhausted"] = s.gpu.buffers_exhausted;
-  gpu["filtered"] = s.gpu.filtered;
-  gpu["starts_before_launch"] = s.gpu.starts_before_launch;
-  gpu["attributed"] = s.gpu.attributed;
-  gpu["unattributed"] = s.gpu.unattributed;
-  gpu["untimed"] = s.gpu.untimed;
-  gpu["sampled"] = s.gpu.sampled;
-  gpu["bursts"] = s.gpu.bursts;
-  gpu["recorded_ns"] = s.gpu.recorded_ns;
-  d["gpu"] = gpu;
-  return d;
 }
 
 Category category_or_raise(const std::string& name) {
   const std::optional<Category> c = category_from(name);
   if (!c) throw py::value_error("unknown gpuprobe category '" + name + "'");
   return *c;
+}
+
+// The category of an event about to be recorded on this thread, which is named for it first.
+Category event_category(const std::string& name) {
+  const Category c = category_or_raise(name);
+  named_now();
+  return c;
 }
 
 }  // namespace
@@ -676,52 +665,18 @@ PYBIND11_MODULE(_core, m) {
     g_decorate = fn.release().ptr();
   });
 
-  py::class_<Session>(m, "Session",
-                      "A recording session configured by a string, e.g. "
-                      "'chrome=trace.json,perfetto=trace.pftrace'.")
-      .def(py::init([](const std::string& config) {
-             auto s = std::make_unique<Session>(config);
-             if (!s->ok()) {
-               const std::string error = s->error();
-               // Config mistakes are the caller's values; the rest (outputs that cannot be
-               // opened, another session running) is the environment's.
-               if (error.rfind("config ", 0) == 0 || error.rfind("unknown config", 0) == 0)
-                 throw py::value_error(error);
-               throw std::runtime_error(error);
-             }
-             return s;
-           }),
-           py::arg("config"))
-      .def(
-          "__enter__", [](Session& s) -> Session& { return s; }, py::return_value_policy::reference)
-      .def("__exit__",
-           [](Session& s, py::args) {
-             const Status st = stop_without_gil(s);
-             if (!st.ok()) throw std::runtime_error(st.message());
-             return false;
-           })
-      .def_property_readonly("running", &Session::running)
-      .def(
-          "stop",
-          [](Session& s) {
-            const Status st = stop_without_gil(s);
-            if (!st.ok()) throw std::runtime_error(st.message());
-          },
-          "Stops recording and writes the outputs; raises RuntimeError if an output failed.")
-      .def("flush", &Session::flush, "Hands what was recorded so far to the outputs.")
-      .def("stats", [](const Session& s) { return stats_dict(s.stats()); })
-      .def_static("help", &Session::help, "The config keys, generated from the option table.");
+  add_session(m);
 
   m.def(
       "instant",
       [](const std::string& name, const std::string& category) {
-        instant(name, category_or_raise(category));
+        instant(name, event_category(category));
       },
       py::arg("name"), py::arg("category") = "python");
   m.def(
       "counter",
       [](const std::string& name, double value, const std::string& category) {
-        counter(name, value, category_or_raise(category));
+        counter(name, value, event_category(category));
       },
       py::arg("name"), py::arg("value"), py::arg("category") = "python");
   m.def(
@@ -737,13 +692,13 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "_range_at",
       [](const std::string& name, const std::string& category, std::int64_t begin_ns,
-         std::int64_t end_ns) { range_at(name, category_or_raise(category), begin_ns, end_ns); },
+         std::int64_t end_ns) { range_at(name, event_category(category), begin_ns, end_ns); },
       py::arg("name"), py::arg("category"), py::arg("begin_ns"), py::arg("end_ns"),
       "Records a range that already happened, between two time.time_ns() values.");
   m.def(
       "_instant_at",
       [](const std::string& name, const std::string& category, std::int64_t ns) {
-        instant_at(name, category_or_raise(category), ns);
+        instant_at(name, event_category(category), ns);
       },
       py::arg("name"), py::arg("category"), py::arg("ns"),
       "Records an instant that already happened, at a time.time_ns() value.");

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -242,15 +243,45 @@ TEST_CASE("Nothing records without a session, or after it stopped") {
 }
 
 TEST_CASE("Only one session records at a time") {
-  Session first("");
+  REQUIRE(recording_session().id == 0);
+  auto sink = std::make_shared<CaptureSink>();
+  Session first("", {sink});
   REQUIRE(first.ok());
+  const RecordingSession recording = recording_session();
+  REQUIRE(recording.id != 0);
+  REQUIRE_FALSE(recording.from_environment);
+  REQUIRE(describe(recording) == "a session the program started, writing custom");
   Session second("");
   REQUIRE_FALSE(second.ok());
   REQUIRE_FALSE(second.running());
-  REQUIRE(second.error().find("already recording") != std::string::npos);
+  // It names the session recording, which records the program's ranges meanwhile.
+  REQUIRE(second.error().find("already recording (a session the program started, writing "
+                              "custom)") != std::string::npos);
+  { GPUPROBE_RANGE("while the second exists"); }
+  REQUIRE_FALSE(second.stop().ok());
+  REQUIRE(first.running());  // the second's stop() stopped nothing
+  flush_recording_session(recording.id);
+  REQUIRE(recording_session_stats(recording.id).written == 1);
+  REQUIRE(recording_session_stats(recording.id + 1).written == 0);  // not that session
   REQUIRE(first.stop().ok());
+  REQUIRE(sink->events().size() == 1);
+  REQUIRE(sink->events()[0].name == "while the second exists");
+  REQUIRE(recording_session().id == 0);
+  REQUIRE(describe(recording_session()).empty());
   Session third("");
   REQUIRE(third.ok());
+  REQUIRE(recording_session().id > recording.id);  // ids are never reused
+}
+
+TEST_CASE("Session::check finds config mistakes and starts nothing") {
+  REQUIRE(Session::check("chrome=a.json,perfetto=b.pftrace,ring=1024").ok());
+  REQUIRE(Session::check("bogus=1").message().find("unknown config key 'bogus'") !=
+          std::string::npos);
+  REQUIRE(Session::check("ring=lots").message().find("'ring'") != std::string::npos);
+  REQUIRE(Session::check("chrome=same.json,chrome=./same.json").message().find("one file") !=
+          std::string::npos);
+  REQUIRE(recording_session().id == 0);
+  REQUIRE_FALSE(std::filesystem::exists("a.json"));
 }
 
 TEST_CASE("A bad config string starts nothing and says why") {
@@ -293,7 +324,7 @@ TEST_CASE("The categories key limits what a session records") {
   REQUIRE(category_enabled(Category::kStep));
 }
 
-TEST_CASE("Thread names come from set_thread_name, else from the OS") {
+TEST_CASE("Thread names come from set_thread_name, else the runtime's, else the OS's") {
   auto sink = std::make_shared<CaptureSink>();
   Session session("", {sink});
   std::thread named([] {
@@ -306,14 +337,38 @@ TEST_CASE("Thread names come from set_thread_name, else from the OS") {
     GPUPROBE_RANGE("y");
   });
   os_named.join();
+  // A language runtime's name (Python's threading) goes before the OS name, given before the
+  // thread's first event or after it; set_thread_name() still wins over it.
+  std::thread runtime_named([] {
+    pthread_setname_np(pthread_self(), "inherited");
+    detail::set_runtime_thread_name("ThreadPoolExecutor-0_1");
+    GPUPROBE_RANGE("z");
+  });
+  runtime_named.join();
+  std::thread renamed([] {
+    { GPUPROBE_RANGE("w"); }
+    detail::set_runtime_thread_name("pool_2");
+  });
+  renamed.join();
+  std::thread both([] {
+    set_thread_name("by the program");
+    detail::set_runtime_thread_name("by threading");
+    GPUPROBE_RANGE("v");
+  });
+  both.join();
   REQUIRE(session.stop().ok());
   const Stats stats = session.stats();
-  REQUIRE(stats.threads.size() == 2);
-  const ThreadInfo& a = stats.threads[sink->named("x").at(0).thread];
-  const ThreadInfo& b = stats.threads[sink->named("y").at(0).thread];
-  REQUIRE(a.name == "named \"worker\"");
-  REQUIRE(b.name == "os-name");
-  REQUIRE(a.os_tid != b.os_tid);
+  REQUIRE(stats.threads.size() == 5);
+  const auto name_of = [&](const char* range) {
+    return stats.threads[sink->named(range).at(0).thread].name;
+  };
+  REQUIRE(name_of("x") == "named \"worker\"");
+  REQUIRE(name_of("y") == "os-name");
+  REQUIRE(name_of("z") == "ThreadPoolExecutor-0_1");
+  REQUIRE(name_of("w") == "pool_2");
+  REQUIRE(name_of("v") == "by the program");
+  REQUIRE(stats.threads[sink->named("x").at(0).thread].os_tid !=
+          stats.threads[sink->named("y").at(0).thread].os_tid);
 }
 
 // Interleaved work on one thread (asyncio tasks): each sequence's ranges on a track of its own,

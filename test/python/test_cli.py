@@ -95,3 +95,12 @@ def test_corrupt_and_truncated_files_get_one_clear_error(tmp_path):
 
     assert cli("frobnicate", check=False).returncode == 2
     assert cli("convert", "only-one-arg", check=False).returncode == 2
+
+
+def test_info_of_an_empty_trace_says_it_holds_no_events(tmp_path):
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"traceEvents": []}')
+    out = cli("info", empty).stdout
+    assert re.search(r"^process\s+none: the trace holds no events$", out, re.M)
+    assert "pid 0" not in out
+    assert re.search(r"^events\s+0$", out, re.M)

@@ -84,6 +84,8 @@ constexpr CallSite kOuter{"outer", "", "", 0, 0, Category::kApp};
 constexpr CallSite kInner{"inner \"quoted\" \xc3\xa9", "", "", 0, 0, Category::kTorch};
 constexpr CallSite kMark{"mark", "", "", 0, 0, Category::kGc};
 constexpr CallSite kDepth{"queue_depth", "", "", 0, 0, Category::kApp};
+// A counter of a category of its own (gpuprobe.watch_gc's): Perfetto once read it back as app.
+constexpr CallSite kCollected{"gc collected", "", "", 0, 0, Category::kGc};
 constexpr CallSite kStep{"ProfilerStep", "", "", 0, 0, Category::kStep};
 
 struct Synthetic {
@@ -135,6 +137,7 @@ struct Synthetic {
         Event{EventType::kRange, 0, &kOuter, 1000, 20000, 0.0},
         Event{EventType::kInstant, 1, &kMark, 12345, 12345, 0.0},
         Event{EventType::kCounter, 1, &kDepth, 15000, 15000, 42.5},
+        Event{EventType::kCounter, 1, &kCollected, 16000, 16000, 7.0},
         Event{EventType::kRange, 0, &kStep, 0, 40000, 3.0},
     };
     for (const GpuActivity& a : gpu) events.push_back(Event::from_gpu(a));

@@ -12,12 +12,32 @@ less the recorded spans inside it) is summed into one of five groups:
     kernel compile    compile_file, async_compile.wait: compiling the generated kernels (C++ on
                       the CPU, Triton on the GPU)
 
-Per compile id in ``phases``; totals as counters "compile phase seconds: <group>"."""
+Per compile id in ``phases``; totals as counters "compile phase seconds: <group>".
+
+A span with no compile id on a thread other than the main one is a compile worker's (Inductor's
+thread pools compile kernels outside the compile's context): the outputs name that thread
+"compile worker <N>" (gpuprobe.set_thread_name: the thread itself is not renamed)."""
 import json
 import threading
 
+from gpuprobe import _core
 from gpuprobe.torch._common import EVENTS
 from gpuprobe.torch.structured_trace import Reader, compile_id
+
+_workers = threading.local()  # .number: this thread's, once named a compile worker
+_worker_count = [0]
+_worker_lock = threading.Lock()
+
+
+def _name_compile_worker():
+    """Names the calling thread "compile worker <N>" in gpuprobe's outputs, once."""
+    if getattr(_workers, "number", None) is not None:
+        return
+    with _worker_lock:
+        _worker_count[0] += 1
+        _workers.number = _worker_count[0]
+    _core.set_thread_name(f"compile worker {_workers.number}")
+
 
 GROUPS = {
     "entire_frame_compile": "Dynamo",
@@ -70,10 +90,13 @@ class CompilePhases(Reader):
         length = max(ns - begin, 0)
         if stack:
             stack[-1][3] += length
+        key = cid or (stack[0][2] if stack else "")
+        if (not key and self._log is not None
+                and threading.current_thread() is not threading.main_thread()):
+            _name_compile_worker()  # before its first event, so that every output has the name
         self.out._range_at(EVENTS["compile_phase"] + name, "compile", begin, begin + length)
         group = GROUPS[name]
         own = max(length - inner, 0) / 1e9
-        key = cid or (stack[0][2] if stack else "")
         if not key:
             return  # a worker thread's span, inside the compiling thread's async_compile.wait
         with self._lock:
