@@ -43,9 +43,13 @@ class _State(threading.local):
 _state = _State()
 
 
-def _bind(range_type):
-    global _enter, _exit
+_Tensor = None
+
+
+def _bind(range_type, tensor_type):
+    global _enter, _exit, _Tensor
     _enter, _exit = range_type.__enter__, range_type.__exit__
+    _Tensor = tensor_type
 
 
 def _run_node(actions, _grad_outputs):
@@ -99,9 +103,7 @@ def _actions(node):
 def grad_nodes(values, out):
     """Appends to ``out`` the autograd nodes (grad_fn) of the tensors in ``values`` (a tensor, or
     a tuple, list or dict of them, one level deep, as modules take and return), each once."""
-    import torch
-
-    Tensor = torch.Tensor
+    Tensor = _Tensor
     if isinstance(values, Tensor):
         values = (values,)
     elif isinstance(values, dict):

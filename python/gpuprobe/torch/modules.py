@@ -92,7 +92,7 @@ def instrument(model, *, backward=True, prefix=None):
     backward = backward and hasattr(torch.autograd.graph, "Node") and hasattr(
         torch.autograd.graph.Node, "register_prehook")
     if backward:
-        backward_ranges._bind(_core.range)
+        backward_ranges._bind(_core.range, torch.Tensor)
     grad_enabled = torch.is_grad_enabled
     recording = _core._torch_recording
     handles = []
