@@ -159,7 +159,7 @@ def measure(spec, kind, device, rounds, warmup, steps):
 
 def _cell(result):
     if result["error"]:
-        return "error", result["error"]
+        return "error", result["error"][:70]
     return f"{result['ms']:.2f} ms", f"x{result['ratio']:.2f}"
 
 
@@ -200,6 +200,9 @@ def main(argv=None):
             result = measure(spec, kind, args.device, args.rounds, args.warmup, args.steps)
             none, probe, prof = result["none"], result["gpuprobe"], result["torch.profiler"]
             vs = (f"{probe['ms'] / prof['ms']:.2f}" if probe["ms"] and prof["ms"] else "-")
+            if none["error"]:
+                print(f"| {spec.name} | {kind} | error: {none['error']} | | | | | |", flush=True)
+                continue
             print(f"| {spec.name} | {kind} | {none['ms']:.2f} ms | {' | '.join(_cell(probe))} | "
                   f"{' | '.join(_cell(prof))} | {vs} |", flush=True)
             rows.append({"model": spec.name, "kind": kind, "device": device_name, **result})

@@ -8,8 +8,11 @@ breaks and recompiles (with their reasons) equal; and an eager trace holds the m
 
 CI runs eager for every model but the giants, torch.compile (backend "eager": Dynamo alone)
 for one or two models per family and Inductor for a few (zoo/selection.py); each case left out
-is skipped with its reason. GPUPROBE_ZOO=full runs every model in every mode."""
+is skipped with its reason. GPUPROBE_ZOO=full runs every model in every mode.
+GPUPROBE_ZOO_TABLE=PATH appends each case's outcome to PATH as a JSON line (zoo/table.py
+prints them as the zoo's table)."""
 import functools
+import json
 import os
 import sys
 
@@ -38,7 +41,8 @@ def _built(name):
 def _cases():
     for spec in SPECS:
         for mode, backend in selection.MODES:
-            yield pytest.param(spec, mode, backend, id=f"{spec.name}-{selection.label(mode, backend)}")
+            label = selection.label(mode, backend)
+            yield pytest.param(spec, mode, backend, id=f"{spec.name}-{label}")
 
 
 @pytest.mark.parametrize("spec,mode,backend", list(_cases()))
@@ -47,6 +51,9 @@ def test_gpuprobe_changes_nothing(spec, mode, backend, tmp_path):
     if skip:
         pytest.skip(skip)
     case = zoo.run_case(spec, mode, tmp_path, backend, _built(spec.name))
+    if os.environ.get("GPUPROBE_ZOO_TABLE"):
+        with open(os.environ["GPUPROBE_ZOO_TABLE"], "a") as f:
+            f.write(json.dumps(case.row(selection.label(mode, backend))) + "\n")
     if case.base.error is not None:
         pytest.skip(f"fails without gpuprobe too (the zoo's setup): {case.base.error}")
     assert not case.problems, f"{spec.name} {mode} ({backend}) with gpuprobe:\n" + "\n".join(

@@ -27,6 +27,15 @@ class Case:
     problems: list
     module_ranges: Optional[int] = None  # distinct module ranges in the trace (eager)
 
+    def row(self, mode_label):
+        """This case as a JSON-ready dict (a line of the zoo's table)."""
+        return {"model": self.name, "mode": mode_label, "status": self.status,
+                "problems": self.problems, "base_error": self.base.error,
+                "probe_error": self.probe.error, "base_dynamo": self.base.dynamo,
+                "probe_dynamo": self.probe.dynamo, "base_seconds": round(self.base.seconds, 3),
+                "probe_seconds": round(self.probe.seconds, 3),
+                "module_ranges": self.module_ranges}
+
     @property
     def status(self):
         if self.base.error is not None:
@@ -96,10 +105,22 @@ def trace_problems(trace, model):
     if forwards < 2:
         problems.append(f"trace: {forwards} ranges named {root!r} (2 forwards ran)")
     submodules = sum(1 for _ in model.named_modules()) - 1
-    if len(ours) - 1 < submodules // 2:
-        problems.append(f"trace: {len(ours) - 1} distinct submodule ranges for {submodules} "
+    found = max(len(ours) - 1, 0)
+    if found < submodules // 2:
+        problems.append(f"trace: {found} distinct submodule ranges for {submodules} "
                         "submodules (at least half expected)")
     return problems, len(ours)
+
+
+def compile_trace_problems(trace):
+    """A compiled run's trace must hold the compiles watch_compile() saw (category compile)."""
+    if not os.path.exists(trace):
+        return ["no trace written"]
+    with open(trace) as f:
+        events = json.load(f)["traceEvents"]
+    if not any(e.get("cat") == "compile" and e.get("ph") == "X" for e in events):
+        return ["trace: no compile ranges (watch_compile saw no compile)"]
+    return []
 
 
 def build(spec):
@@ -131,4 +152,6 @@ def run_case(spec, mode, tmpdir, backend="eager", built=None):
             if mode == "eager":
                 found, ranges = trace_problems(trace, model)
                 problems += found
+            else:
+                problems += compile_trace_problems(trace)
     return Case(spec.name, mode, backend, base, probe, problems, ranges)

@@ -88,11 +88,13 @@ class _Probe:
     """gpuprobe on one run: a recording Session to ``trace``, instrument(model), watch_compile(),
     watch_gc() and instrument_optimizer(opt), undone in reverse by close()."""
 
-    def __init__(self, trace, model, opt):
+    def __init__(self):
+        self._undo = []
+
+    def open(self, trace, model, opt):
         import gpuprobe
         import gpuprobe.torch as gt
 
-        self._undo = []
         session = gpuprobe.Session(f"chrome={trace}")
         session.__enter__()
         self._undo.append(lambda: session.__exit__(None, None, None))
@@ -149,7 +151,8 @@ def run(pristine, inputs, mode, *, probe_trace=None, backend="eager"):
     started = time.perf_counter()
     try:
         if probe_trace is not None:
-            probe = _Probe(probe_trace, model, opt)
+            probe = _Probe()
+            probe.open(probe_trace, model, opt)
         fn = torch.compile(model, backend=counter) if mode == "compile" else model
         _steps(model, fn, opt, inputs, tensors)
     except Exception as e:  # the zoo reports it; the comparison decides whose it is
