@@ -70,7 +70,8 @@ def test_zoo_covers_issue_40():
     assert len({s.family for s in SPECS if s.library == "transformers"}) >= 5
     # Every torchvision family runs under torch.compile in CI but vgg (its 130 M parameters
     # make Dynamo's run 12-20 s), and at least 15 timm families.
-    compiled = {s.family: s.library for s in SPECS if not selection.left_out(s, "compile", "eager")}
-    assert {f for f, lib in compiled.items() if lib == "torchvision"} == {
+    compiled = {(s.library, s.family) for s in SPECS
+                if not selection.left_out(s, "compile", "eager")}
+    assert {f for lib, f in compiled if lib == "torchvision"} == {
         s.family for s in SPECS if s.library == "torchvision" and not s.heavy} - {"vgg"}
-    assert sum(1 for lib in compiled.values() if lib == "timm") >= 15
+    assert sum(1 for lib, _ in compiled if lib == "timm") >= 15
