@@ -2,7 +2,7 @@
 # Builds gpuprobe on the GPU machine, runs every test (the GPU ones included) and the benchmarks,
 # runs a two-rank data-parallel job (NCCL where there are two GPUs), and prints a short table last. Debian packages the machine lacks travel as .deb files in .deps/
 # (git-ignored; `apt-get download` them there) and are unpacked into a private prefix.
-#   test/gpu/run.sh [all|python|ranks|bursts|production|serving [BENCH ARGS]]   (writes logs under
+#   test/gpu/run.sh [all|python|torch|ranks|bursts|production|serving [BENCH ARGS]]   (writes logs under
 #   $OUT when set; python, ranks: that part only; production: the serving scenario test with Prometheus, the
 #   always-on cost benchmarks (HTTP servers, and in one process: PRODUCTION_PARTS=inprocess) and the
 #   full-window dump; serving: the PyTorch serving workload under
@@ -325,6 +325,34 @@ python_tests() {
     test/python/test_waiting_and_blocked.py test/python/test_compare_per_module.py \
     test/python/test_triton_compile.py test/python/test_compare_modes.py} 2>&1 | tee "$out/pytest.log" | tail -15
 }
+# torch: real PyTorch programs (issue 40): instrument's regression tests and the model zoo on
+# the GPU (eager for every CI model, Inductor for CI's few; CUPTI kernels recorded, deterministic
+# algorithms), what instrument costs per module call (CPU, this quiet host), and the zoo's
+# per-step overhead against no profiler and torch.profiler on the GPU.
+torch_part() {
+  echo "== torch: instrument on real models"
+  if [ ! -x build-gpu/gpuprobe ]; then
+    configure
+    cmake --build build-gpu --target gpuprobe_cli 2>&1 | tail -1
+  fi
+  install_package
+  PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu timeout 150 python3 -m pytest -q -p no:logging \
+    -p no:cacheprovider test/python/test_instrument_never_changes.py 2>&1 | tail -3 | tee "$out/instrument_tests.log"
+  PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu GPUPROBE_ZOO_DEVICE=cuda \
+    GPUPROBE_ZOO_TABLE="$out/zoo_cuda.jsonl" CUBLAS_WORKSPACE_CONFIG=:4096:8 timeout "${ZOO_TIMEOUT:-200}" \
+    python3 -m pytest -q -rf -p no:logging -p no:cacheprovider test/python/test_model_zoo.py \
+    -k "${ZOO_K:-eager or inductor}" 2>&1 | grep -v "^SKIPPED" | tail -25 | tee "$out/zoo_cuda.log"
+  for grad in "" --grad; do
+    PYTHONPATH="$pkg" python3 bench/python/module_hooks.py --rounds 15 $grad 2>&1 | tail -6 |
+      tee -a "$out/module_hooks.txt"
+  done
+  PYTHONPATH="$pkg" timeout "${ZOO_BENCH_TIMEOUT:-150}" python3 bench/python/zoo_overhead.py --device cuda \
+    --rounds 5 ${ZOO_BENCH_ARGS:-} 2>&1 | grep -v "Warning\|^gpuprobe: " | tee "$out/zoo_overhead_cuda.txt" | tail -32
+}
+if [ "$part" = torch ]; then
+  torch_part
+  exit 0
+fi
 if [ "$part" = ranks ]; then
   ranks
   exit 0

@@ -102,6 +102,7 @@ def instrument(model, *, backward=True, prefix=None):
         pre, post = _module_hooks(_core.range(name, "torch"),
                                   _core.range(name + " backward", "torch") if backward else None,
                                   compiling, grad_enabled, recording)
+        _not_a_frame_to_compile(pre, post)
         handles.append(module.register_forward_pre_hook(pre))
         try:  # torch >= 2.1: the post-hook runs when the forward raises too
             handles.append(module.register_forward_hook(post, always_call=True))
@@ -109,6 +110,27 @@ def instrument(model, *, backward=True, prefix=None):
             handles.append(module.register_forward_hook(post))
     _watch_for_compiles()
     return _Handles(handles)
+
+
+_skipped_codes = set()
+
+
+def _not_a_frame_to_compile(*hooks):
+    """Tells Dynamo never to compile a hook as a frame of its own. A compiled module's own hooks
+    run from its eager ``__call__``, where Dynamo would otherwise compile each one as a frame
+    (an empty one, and those of the functions it calls: more frames, and a recompile each when grad mode changes, than without
+    gpuprobe). Inlined into traced code — a submodule's hooks — they still fold away."""
+    try:  # torch >= 2.6; older ones compile the frames (which record nothing)
+        from torch._dynamo.eval_frame import (FrameAction, FrameExecStrategy,
+                                              set_code_exec_strategy)
+    except ImportError:
+        return
+    for hook in hooks:
+        code = hook.__code__
+        if code not in _skipped_codes:
+            _skipped_codes.add(code)
+            # SKIP for the hook and for every frame it calls (backward_ranges' functions).
+            set_code_exec_strategy(code, FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP))
 
 
 def _watch_for_compiles():

@@ -123,14 +123,39 @@ def compile_trace_problems(trace):
     return []
 
 
+def device():
+    """The zoo's device: GPUPROBE_ZOO_DEVICE ("cpu", the default, or "cuda", where the runs use
+    deterministic algorithms so that bit-identity means something, and gpuprobe records CUPTI
+    kernels too)."""
+    return os.environ.get("GPUPROBE_ZOO_DEVICE", "cpu")
+
+
+def _to(value, where):
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.to(where)
+    if isinstance(value, dict):
+        return {k: _to(v, where) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(_to(v, where) for v in value)
+    return value
+
+
 def build(spec):
-    """``spec``'s model and inputs, seeded: the same weights and inputs every call."""
+    """``spec``'s model and inputs, seeded: the same weights and inputs every call (built on the
+    CPU, then moved to device())."""
     import torch
 
     torch.manual_seed(SEED_BUILD)
     model = spec.build()
     torch.manual_seed(SEED_BUILD)
-    return model, spec.inputs()
+    inputs = spec.inputs()
+    where = device()
+    if where != "cpu":
+        torch.use_deterministic_algorithms(True)
+        model, inputs = model.to(where), _to(inputs, where)
+    return model, inputs
 
 
 def run_case(spec, mode, tmpdir, backend="eager", built=None):

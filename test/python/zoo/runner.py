@@ -95,7 +95,10 @@ class _Probe:
         import gpuprobe
         import gpuprobe.torch as gt
 
-        session = gpuprobe.Session(f"chrome={trace}")
+        import os
+
+        cupti = ",cupti=kernel" if os.environ.get("GPUPROBE_ZOO_DEVICE", "cpu") != "cpu" else ""
+        session = gpuprobe.Session(f"chrome={trace}{cupti}")
         session.__enter__()
         self._undo.append(lambda: session.__exit__(None, None, None))
         handle = gt.instrument(model)
