@@ -9,7 +9,8 @@
 
 #if GPUPROBE_REPORT_PAGE
 namespace gpuprobe::tools::assets {
-extern const char dygraph_js[], dygraph_css[], page_js[], page_css[];
+extern const char dygraph_js[], dygraph_css[], page_util_js[], page_sections_js[], page_js[],
+    page_css[];
 }  // namespace gpuprobe::tools::assets
 #endif
 
@@ -58,11 +59,12 @@ std::string report_html(const analysis::ReportResult& r, const std::string& repo
       " events, " + std::to_string(r.gpu_dropped) +
       " GPU records.</p>\n<noscript><p>The charts and tables above the text need "
       "JavaScript.</p></noscript>\n<div id=\"sections\"></div>\n";
-  // The same tables as the terminal, verbatim.
+  // The same tables as the terminal, verbatim, in a box that scrolls (page.css).
   page += html::preformatted("Tables", [&](std::FILE* f) { print_report(r, options, f); });
   page += "<script type=\"application/json\" id=\"report-data\">" + script_safe(report_json) +
           "</script>\n<script>" + without_source_map(assets::dygraph_js) + "</script>\n<script>" +
-          assets::page_js + "</script>\n</body></html>\n";
+          assets::page_util_js + "</script>\n<script>" + assets::page_sections_js +
+          "</script>\n<script>" + assets::page_js + "</script>\n</body></html>\n";
   return page;
 #else
   (void)r;

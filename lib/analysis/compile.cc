@@ -221,6 +221,21 @@ void Compile::add(const ReportEvent& r) {
     runs_[kind].add(e.thread, r.begin_ns, r.end_ns);
     if (r.begin_ns >= c.last_compile_end_ns) runs_after_[kind].add(r.begin_ns);
   }
+  if (r.row->compiled_run != 0)
+    ++run_ranges_[r.row->compiled_run][std::strcmp(e.site->name, te::kCompiledGraphBackward) == 0];
+}
+
+// Each generated module's graph runs, where the trace tells them apart (compile.h): with every
+// module from one compile, the graph runs gpuprobe.torch recorded, forward to the first module
+// and backward to the second; a Dynamo frame's runs (torch.profiler's trace) to the first alone.
+void Compile::attribute_graph_runs() {
+  std::vector<CompileResult::GeneratedModule>& modules = result_.generated;
+  for (const auto& m : modules) {
+    if (m.compile_id != modules.front().compile_id) return;
+  }
+  const bool graphs = run_ranges_[1][0] + run_ranges_[1][1] > 0;
+  for (std::size_t i = 0; i < modules.size() && i < (graphs ? 2u : 1u); ++i)
+    modules[i].graph_runs = static_cast<std::int64_t>(run_ranges_[graphs ? 1 : 2][i]);
 }
 
 void Compile::finish(const TraceContext& trace) {
@@ -234,6 +249,7 @@ void Compile::finish(const TraceContext& trace) {
   }
   const int kind = runs_[1].count > 0 ? 1 : 2;
   const Runs& runs = runs_[kind];
+  attribute_graph_runs();
   CompileResult& c = result_;
   c.runs = runs.count;
   c.run_ns = runs.ns;
@@ -304,7 +320,8 @@ void Compile::write_json(const TraceContext& trace, nlohmann::json* report) cons
                          {"path", m.path},
                          {"kernels", m.kernels},
                          {"kernel_gpu_ms", ms(m.kernel_gpu_ns)},
-                         {"kernel_runs", m.kernel_runs}});
+                         {"kernel_runs", m.kernel_runs},
+                         {"graph_runs", m.graph_runs >= 0 ? json(m.graph_runs) : json(nullptr)}});
   }
   j["generated_code"] = generated;
   j["cache_misses_explained"] = explained;

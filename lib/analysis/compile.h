@@ -56,12 +56,17 @@ struct CompileResult {
   // generation, kernel compile), from gpuprobe.torch's counters; empty without them.
   std::map<std::string, double> phase_seconds;
   // The modules compiles generated: the compile, the source's path, its kernels, and the GPU
-  // time of those kernels in this trace (by name: CUPTI names a Triton kernel as Inductor does).
+  // time of those kernels in this trace (by name: CUPTI names a Triton kernel as Inductor does;
+  // kernel_runs counts their launches, none for CPU code); and how many times its graph ran,
+  // where the trace tells that module's runs apart: every module from one compile, the first
+  // its forward graph and the second its backward (Inductor writes them in that order), the
+  // runs gpuprobe.torch records of each; -1 otherwise (several compiles' graphs share the runs).
   struct GeneratedModule {
     std::string compile_id, path;
     std::vector<std::string> kernels;
     std::int64_t kernel_gpu_ns = 0;
     std::uint64_t kernel_runs = 0;
+    std::int64_t graph_runs = -1;
   };
   std::vector<GeneratedModule> generated;
   std::uint64_t steps = 0;  // for the amortised cost per step
@@ -118,6 +123,7 @@ class Compile : public Analysis {
   void add_generated_code(std::string_view mark);
   void add_profiler_compile_id(const char* name);
   void add_mode_value(std::string_view counter, double value);
+  void attribute_graph_runs();
 
   // Runs of compiled code of one kind, nested or overlapping ones merged per thread as they come.
   struct Runs {
@@ -140,6 +146,9 @@ class Compile : public Analysis {
     std::uint64_t count() const { return folded + begins.size(); }
   };
   RunsAfter runs_after_[3];
+  // Compiled-code ranges by NameStats::compiled_run, forward [0] and backward [1], unmerged:
+  // each module's graph runs.
+  std::uint64_t run_ranges_[3][2] = {};
   // Kernel name -> its module in result_.generated; and the GPU time of kernels by name, kept
   // until the end (a kernel may run before the mark of the compile that made it arrives).
   std::unordered_map<std::string, std::size_t> generated_kernels_;

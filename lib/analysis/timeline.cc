@@ -31,6 +31,32 @@ std::uint64_t keep_longest(std::vector<Interval>& v, std::size_t cap) {
   return left_out;
 }
 
+void by_begin(std::vector<Interval>& v) {
+  std::sort(v.begin(), v.end(),
+            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+}
+
+// P50 and P99 at kRollingSamples times across the trace, each over the instances of `points`
+// (by begin) that began in the `window` before it; none where the window holds no instance.
+std::vector<RollingSample> rolling_quantiles(const std::vector<Interval>& points,
+                                             std::int64_t window, const TraceContext& trace) {
+  std::vector<RollingSample> out;
+  std::vector<std::int64_t> durations;
+  std::size_t from = 0, to = 0;
+  for (int k = 1; k <= Timeline::kRollingSamples; ++k) {
+    const std::int64_t at =
+        trace.start_ns + static_cast<std::int64_t>(trace.span_ns() * k / Timeline::kRollingSamples);
+    while (to < points.size() && points[to].begin <= at) ++to;
+    while (from < to && points[from].begin <= at - window) ++from;
+    if (from == to) continue;
+    durations.clear();
+    for (std::size_t i = from; i < to; ++i) durations.push_back(points[i].end - points[i].begin);
+    const double p99 = quantile_ms(durations, 0.99);
+    out.push_back({at, quantile_ms(durations, 0.5), p99});
+  }
+  return out;
+}
+
 }  // namespace
 
 void Timeline::Series::thin() {
@@ -97,26 +123,33 @@ void Timeline::finish(const TraceContext& trace) {
   r.instances = it->second.seen;
   r.stride = it->second.stride;
   r.points = std::move(it->second.kept);
-  series_.clear();
-  std::sort(r.points.begin(), r.points.end(),
-            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  r.p50_ms = target->quantile_ns(0.5) * 1e-6;
+  by_begin(r.points);
   // Rolling quantiles over a fiftieth of the trace, sampled more finely than the window so
   // that the lines are smooth; a window with no instance has no sample.
   r.window_ns = std::max<std::int64_t>(static_cast<std::int64_t>(trace.span_ns() / 50), 1);
-  std::vector<std::int64_t> durations;
-  std::size_t from = 0, to = 0;
-  for (int k = 1; k <= kRollingSamples; ++k) {
-    const std::int64_t at =
-        trace.start_ns + static_cast<std::int64_t>(trace.span_ns() * k / kRollingSamples);
-    while (to < r.points.size() && r.points[to].begin <= at) ++to;
-    while (from < to && r.points[from].begin <= at - r.window_ns) ++from;
-    if (from == to) continue;
-    durations.clear();
-    for (std::size_t i = from; i < to; ++i)
-      durations.push_back(r.points[i].end - r.points[i].begin);
-    const double p99 = quantile_ms(durations, 0.99);
-    r.rolling.push_back({at, quantile_ms(durations, 0.5), p99});
+  r.rolling_every_ns =
+      std::max<std::int64_t>(static_cast<std::int64_t>(trace.span_ns() / kRollingSamples), 1);
+  r.rolling = rolling_quantiles(r.points, r.window_ns, trace);
+  // The chooser's other ranges: the heaviest repeated ones, each thinned to kChoicePoints.
+  for (const NameStats* s : names_.result().ranges) {
+    if (r.others.size() == kChoices) break;
+    const auto other = series_.find(s);
+    if (s == target || s->count < kRepeats || other == series_.end()) continue;
+    Series& series = other->second;
+    while (series.kept.size() > kChoicePoints) series.thin();
+    RangeOverTime o;
+    o.name = s->name;
+    o.instances = series.seen;
+    o.stride = series.stride;
+    o.points = std::move(series.kept);
+    by_begin(o.points);
+    o.rolling = rolling_quantiles(o.points, r.window_ns, trace);
+    o.p50_ms = s->quantile_ns(0.5) * 1e-6;
+    o.outliers = range_outliers(names_, *s, jitter_, trace);
+    r.others.push_back(std::move(o));
   }
+  series_.clear();
 }
 
 void Timeline::write_json(const TraceContext& trace, nlohmann::json* report) const {
@@ -128,15 +161,35 @@ void Timeline::write_json(const TraceContext& trace, nlohmann::json* report) con
     for (const Interval& i : v) a.push_back({ms(i.begin - trace.start_ns), ms(i.end - i.begin)});
     return a;
   };
-  json rolling = json::array();
-  for (const auto& s : r.rolling)
-    rolling.push_back({ms(s.at_ns - trace.start_ns), s.p50_ms, s.p99_ms});
+  const auto rolling = [&](const std::vector<RollingSample>& v) {
+    json a = json::array();
+    for (const auto& s : v) a.push_back({ms(s.at_ns - trace.start_ns), s.p50_ms, s.p99_ms});
+    return a;
+  };
+  json others = json::array();
+  for (const RangeOverTime& o : r.others) {
+    others.push_back({{"range", o.name},
+                      {"instances", o.instances},
+                      {"one_in", o.stride},
+                      {"points", rows(o.points)},
+                      {"rolling", rolling(o.rolling)},
+                      {"p50_ms", o.p50_ms},
+                      {"threshold_ms", o.outliers.threshold_ms},
+                      {"outliers", outliers_json(o.outliers.outliers, trace)}});
+  }
   json marks = json::object();
   for (const auto& [kind, events] : r.marks) marks[kind] = rows(events);
-  (*report)["timeline"] = {
-      {"range", r.latency_name},  {"instances", r.instances},          {"one_in", r.stride},
-      {"points", rows(r.points)}, {"window_ms", ms(r.window_ns)},      {"rolling", rolling},
-      {"marks", marks},           {"marks_left_out", r.marks_left_out}};
+  (*report)["timeline"] = {{"range", r.latency_name},
+                           {"instances", r.instances},
+                           {"one_in", r.stride},
+                           {"points", rows(r.points)},
+                           {"p50_ms", r.p50_ms},
+                           {"window_ms", ms(r.window_ns)},
+                           {"rolling_every_ms", ms(r.rolling_every_ns)},
+                           {"rolling", rolling(r.rolling)},
+                           {"marks", marks},
+                           {"marks_left_out", r.marks_left_out},
+                           {"others", others}};
 }
 
 }  // namespace gpuprobe::analysis

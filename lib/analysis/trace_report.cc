@@ -18,7 +18,7 @@ TraceReport::TraceReport(ReportOptions options)
               names_, gpu_, cpu_),
       data_(names_),
       memory_(jitter_, options_.timeline ? Timeline::kMemoryPoints : 0),
-      timeline_(jitter_) {
+      timeline_(jitter_, names_) {
   if (options_.timeline) analyses_.push_back(&timeline_);
 }
 

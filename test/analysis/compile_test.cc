@@ -2,6 +2,8 @@
 // compiled runs that give the amortised cost, the compiled share and Amdahl's bound.
 #include "analysis/compile.h"
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/report_trace.h"
 #include "formats/torch_events.h"
 
@@ -61,6 +63,47 @@ TEST_CASE("the share of compiled runs after the last compile tells warm-up from 
       CHECK(c.after_last_compile == Approx((100.0 - last) / 100));
     }
   }
+}
+
+TEST_CASE("generated code: its graph's runs where the trace tells them apart, on CPU too") {
+  namespace te = formats::torch_events;
+  static constexpr CallSite kBackward{te::kCompiledGraphBackward, "", "", 0, 0, Category::kTorch};
+  // One compile's forward and backward modules (CPU kernels: no GPU records), 17 training steps.
+  static const std::string forward = std::string(te::kGeneratedCode) + "0/0: /t/fw.py: cpp_fused_0";
+  static const std::string backward =
+      std::string(te::kGeneratedCode) + "0/0: /t/bw.py: cpp_fused_1";
+  static const CallSite marks[] = {{forward.c_str(), "", "", 0, 0, Category::kCompile},
+                                   {backward.c_str(), "", "", 0, 0, Category::kCompile}};
+  const auto steps = [&](Trace& t) {
+    t.range(kCompile, 0, 100 * kMs);
+    for (const CallSite& m : marks)
+      t.events.push_back(Event{EventType::kInstant, 0, &m, 50, 50, 0});
+    for (int i = 0; i < 17; ++i) {
+      const std::int64_t at = (100 + 10 * i) * kMs;
+      t.range(kGraphRun, at, at + 4 * kMs);
+      t.range(kBackward, at + 5 * kMs, at + 9 * kMs);
+    }
+  };
+  Trace t;
+  steps(t);
+  const analysis::CompileResult& c = t.run().compile;
+  REQUIRE(c.generated.size() == 2);
+  CHECK(c.generated[0].graph_runs == 17);
+  CHECK(c.generated[1].graph_runs == 17);
+  CHECK(c.generated[0].kernel_runs == 0);  // its kernels' launches: none on the GPU
+  // A second compile's module: the runs no longer tell whose graph ran.
+  static const std::string other = std::string(te::kGeneratedCode) + "1/0: /t/g.py: cpp_fused_2";
+  static const CallSite other_mark{other.c_str(), "", "", 0, 0, Category::kCompile};
+  Trace two;
+  steps(two);
+  two.events.push_back(Event{EventType::kInstant, 0, &other_mark, 60, 60, 0});
+  const analysis::CompileResult& c2 = two.run().compile;
+  REQUIRE(c2.generated.size() == 3);
+  for (const auto& m : c2.generated) CHECK(m.graph_runs == -1);
+  const nlohmann::json j = nlohmann::json::parse(t.report->json());
+  CHECK(j["compile"]["generated_code"][0]["graph_runs"] == 17);
+  CHECK(nlohmann::json::parse(two.report->json())["compile"]["generated_code"][0]["graph_runs"]
+            .is_null());
 }
 
 TEST_CASE("marks: recompiles with reasons, the limit warning apart, fallbacks, graph breaks") {

@@ -108,6 +108,72 @@ TEST_CASE("marks past the cap keep the longest, counted") {
   CHECK(long_ones == (calls + 99) / 100);
 }
 
+TEST_CASE("the chooser's other ranges: instances, rolling quantiles, median, outliers explained") {
+  Trace t;
+  // 1000 requests of 10 ms, each with a 5 ms "compute"; compute 500 takes 30 ms, a GC pause and
+  // a 20 ms "launch" inside it. Then nothing for as long again, and 100 more requests: the
+  // rolling samples stop in between.
+  std::int64_t at = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const std::int64_t slow = i == 500 ? 25 * kMs : 0;
+    t.range(kRequest, at, at + 10 * kMs + slow);
+    t.range(kCompute, at + kMs, at + 6 * kMs + slow);
+    t.range(kLaunch, at + 2 * kMs, at + 3 * kMs + (i == 500 ? 20 * kMs : 0));
+    if (i == 500) t.range(kGcPause, at + 2 * kMs, at + 4 * kMs);
+    at += 10 * kMs + slow;
+  }
+  for (int i = 0; i < 100; ++i)
+    t.range(kRequest, 2 * at + i * 10 * kMs, 2 * at + (i + 1) * 10 * kMs);
+  const analysis::TimelineResult& r = t.run(with_timeline()).timeline;
+  CHECK(r.latency_name == "request");
+  CHECK(r.p50_ms == Approx(10).epsilon(0.02));
+  CHECK(r.rolling_every_ns == (2 * at + 1000 * kMs) / analysis::Timeline::kRollingSamples);
+  // No sample in the gap past the window: the page breaks its lines there.
+  std::int64_t longest = 0;
+  for (std::size_t i = 1; i < r.rolling.size(); ++i)
+    longest = std::max(longest, r.rolling[i].at_ns - r.rolling[i - 1].at_ns);
+  CHECK(longest > at - r.window_ns - r.rolling_every_ns);
+
+  REQUIRE(r.others.size() == 2);  // compute and launch
+  const analysis::RangeOverTime& compute = r.others[0];
+  CHECK(compute.name == "compute");
+  CHECK(compute.instances == 1000);
+  CHECK(compute.stride == 1);
+  CHECK(compute.points.size() == 1000);
+  CHECK(compute.p50_ms == Approx(5).epsilon(0.02));
+  CHECK(!compute.rolling.empty());
+  CHECK(compute.outliers.threshold_ms == Approx(5));
+  REQUIRE(compute.outliers.outliers.size() == 1);
+  const analysis::Outlier& o = compute.outliers.outliers[0];
+  CHECK(o.duration_ns == 30 * kMs);
+  CHECK(o.thread == "server");
+  REQUIRE(!o.causes.empty());
+  CHECK(o.causes[0].cause == "gc pause");
+  CHECK(o.causes[0].overlap_ns == 2 * kMs);
+  REQUIRE(o.children.size() == 1);
+  CHECK(o.children[0].name == "launch");
+  CHECK(r.others[1].name == "launch");
+  const nlohmann::json j = nlohmann::json::parse(t.report->json())["timeline"];
+  CHECK(j["others"][0]["range"] == "compute");
+  CHECK(j["others"][0]["points"].size() == 1000);
+  CHECK(j["others"][0]["outliers"][0]["duration_ms"] == 30.0);
+  CHECK(j["others"][0]["outliers"][0]["children"][0]["name"] == "launch");
+  CHECK(j["rolling_every_ms"] > 0);
+}
+
+TEST_CASE("another range past kChoicePoints is thinned to every 2^k-th instance") {
+  Trace t;
+  for (int i = 0; i < 50; ++i) t.range(kRequest, i * 10 * kMs, i * 10 * kMs + 9 * kMs);
+  for (int i = 0; i < 50'000; ++i) t.range(kParse, i * 10 * kUs, i * 10 * kUs + kUs);
+  const analysis::TimelineResult& r = t.run(with_timeline()).timeline;
+  REQUIRE(!r.others.empty());
+  const analysis::RangeOverTime& parse = r.others[0].name == "parse" ? r.others[0] : r.others.at(1);
+  CHECK(parse.instances == 50'000);
+  CHECK(parse.stride == 4);
+  REQUIRE(parse.points.size() == 12'500);
+  CHECK(parse.points[1].begin == 4 * 10 * kUs);
+}
+
 TEST_CASE("without the option there is no timeline, and --json has none") {
   Trace t;
   for (int i = 0; i < 100; ++i) t.range(kRequest, i * kMs, (i + 1) * kMs);

@@ -43,16 +43,22 @@ TEST_CASE("A sample pairs ticks with the wall clock") {
 TEST_CASE("Calibration converts tick intervals into the nanoseconds CLOCK_MONOTONIC measures") {
   for (ClockSource source : {ClockSource::kMonotonic, ClockSource::kTsc}) {
     if (source == ClockSource::kTsc && !tsc_is_invariant()) continue;
+    // A loaded machine can preempt the thread between a paired tick and clock read (a 160 us
+    // miss was seen under four builds on two cores): up to three measurements, one must agree.
     Calibration calibration(source);
-    const std::uint64_t t0 = read_ticks(source);
-    const std::int64_t m0 = monotonic_now_ns();
-    std::this_thread::sleep_for(std::chrono::milliseconds(120));
-    const std::uint64_t t1 = read_ticks(source);
-    const std::int64_t m1 = monotonic_now_ns();
-    calibration.refresh();
+    double measured = 0, reference = 0;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      const std::uint64_t t0 = read_ticks(source);
+      const std::int64_t m0 = monotonic_now_ns();
+      std::this_thread::sleep_for(std::chrono::milliseconds(120));
+      const std::uint64_t t1 = read_ticks(source);
+      const std::int64_t m1 = monotonic_now_ns();
+      calibration.refresh();
+      measured = static_cast<double>(calibration.time_base().duration_ns(t0, t1));
+      reference = static_cast<double>(m1 - m0);
+      if (measured == Approx(reference).epsilon(0.001).margin(20000)) break;
+    }
     const TimeBase tb = calibration.time_base();
-    const double measured = static_cast<double>(tb.duration_ns(t0, t1));
-    const double reference = static_cast<double>(m1 - m0);
     // Within 0.1 % plus 20 us of scheduling noise between the paired reads.
     REQUIRE(measured == Approx(reference).epsilon(0.001).margin(20000));
     // The start of the session maps to its wall-clock sample.

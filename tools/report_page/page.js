@@ -1,17 +1,21 @@
 // The report page's script: draws `gpuprobe report --json`'s structure (the page's
-// <script id="report-data"> block) with dygraphs, inlined beside it. Sections: the incident
-// over time (each request's latency with rolling P50/P99, GPU busy per device, the caching
-// allocator's memory and fragmentation, the cause events
-// as marks on the same axis; drag to zoom, double-click to reset, both charts move together),
-// the outliers with their explanation trees, kernel time, the ranges, the compile section.
-// Every table sorts by a click on its header and filters by its search box.
+// <script id="report-data"> block) with dygraphs, inlined beside it (and util.js, sections.js
+// before it). Sections: the incident over time (each instance of a repeated range with rolling
+// P50/P99, broken where no instance ran; GPU busy per device; the caching allocator's memory and
+// fragmentation; the cause events as marks on the same axis, GC pauses too short to matter left
+// out and counted; drag to zoom, double-click to reset, the charts move together), a chooser of
+// the range plotted (the report's own and the other repeated ranges the page carries), the
+// outliers of that range with their explanation trees (or why there are none), kernel time, the
+// ranges, data loading, the compile section. Every table sorts by a click on its header and
+// filters by its search box.
 //
-// window.gpuprobePage holds the charts and the selected outlier, for whoever inspects the page
-// (its tests do).
+// window.gpuprobePage holds the charts, the selected outlier, the plotted range and
+// choose(index) to plot another, for whoever inspects the page (its tests do).
 (function () {
   "use strict";
+  const { el, put, num, msText, section, table } = window.gpuprobeUtil;
   const data = JSON.parse(document.getElementById("report-data").textContent);
-  const page = { charts: {}, selected: -1, select: null };
+  const page = { charts: {}, selected: -1, select: null, range: null, choose: null };
   window.gpuprobePage = page;
 
   // The mark colours: one per cause the jitter analysis names, and graph breaks.
@@ -19,85 +23,71 @@
     "gc pause": "#e15759", compile: "#f28e2b", allocator: "#b07aa1",
     synchronization: "#76b7b2", "large copy": "#59a14f", "graph break": "#9c755f",
   };
+  // Kinds that come in swarms of tiny events (Python's young-generation collections, hundreds
+  // of 0.05 ms pauses): those shorter than this share of the plotted range's median instance
+  // are not drawn, but counted beneath the chart.
+  const SHORT_KINDS = new Set(["gc pause"]);
+  const SHORT_SHARE = 0.1;
 
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (k === "class") e.className = v;
-      else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
-      else e.setAttribute(k, v);
-    }
-    for (const c of children) {
-      if (c === null || c === undefined) continue;
-      e.append(c instanceof Node ? c : String(c));
-    }
-    return e;
-  }
-  const num = (v, digits) => (v === null || v === undefined ? "–" : Number(v).toFixed(digits));
-  const msText = (v) => num(v, v >= 100 ? 1 : 3) + " ms";
-  const section = (id, title, ...children) =>
-    el("section", { id }, el("h2", {}, title), ...children);
-
-  // ---- Tables: sortable headers, a filter box, at most `limit` rows drawn.
-  function table(id, columns, rows, limit = 500) {
-    let key = null, descending = true, filter = "";
-    const body = el("tbody");
-    const note = el("p", { class: "note" });
-    const head = el("tr", {}, ...columns.map((c) => el("th", {
-      class: c.num ? "num" : "", title: "sort",
-      onclick: () => {
-        descending = key === c.key ? !descending : true;
-        key = c.key;
-        draw();
-      },
-    }, c.label)));
-    function draw() {
-      let shown = rows;
-      if (filter) {
-        shown = rows.filter((r) => columns.some((c) =>
-          String(r[c.key] === undefined ? "" : r[c.key]).toLowerCase().includes(filter)));
-      }
-      if (key !== null) {
-        const sign = descending ? -1 : 1;
-        shown = shown.slice().sort((a, b) => {
-          const x = a[key], y = b[key];
-          if (typeof x === "number" && typeof y === "number") return sign * (x - y);
-          return sign * String(x).localeCompare(String(y));
-        });
-      }
-      body.replaceChildren(...shown.slice(0, limit).map((r) => el("tr", {
-        class: r.onclick ? "clickable" : "", onclick: r.onclick || null,
-        ...(r.rowId === undefined ? {} : { "data-index": r.rowId }),
-      }, ...columns.map((c) => el("td", { class: c.num ? "num" : "" },
-        c.cell ? c.cell(r) : c.num ? num(r[c.key], c.digits === undefined ? 3 : c.digits)
-          : r[c.key])))));
-      note.textContent = `${shown.length} of ${rows.length} rows` +
-        (shown.length > limit ? `, the first ${limit} shown` : "");
-    }
-    const search = el("input", { type: "search", placeholder: "filter", class: "filter" });
-    search.addEventListener("input", () => {
-      filter = search.value.toLowerCase();
-      draw();
-    });
-    draw();
-    return el("div", { class: "table", id }, search, note,
-      el("table", {}, el("thead", {}, head), body));
-  }
-
-  // ---- The incident over time.
+  // ---- The ranges the latency chart can plot: the report's own (the jitter's, explained in
+  // full), then the other repeated ranges whose instances and outliers the page carries.
   const timeline = data.timeline || {};
+  const jitter = data.jitter || {};
+  const duration = data.duration_ms || 0;
   const marks = timeline.marks || {};
   const shownKinds = new Set(Object.keys(marks));
-  const outliers = (data.jitter && data.jitter.outliers) || [];
+  const choices = [];
+  if ((timeline.points || []).length > 0) {
+    choices.push({ name: timeline.range, instances: timeline.instances, one_in: timeline.one_in,
+      points: timeline.points, rolling: timeline.rolling || [], p50_ms: timeline.p50_ms,
+      threshold_ms: jitter.threshold_ms, outliers: jitter.outliers || [], own: true });
+  }
+  for (const o of timeline.others || []) {
+    choices.push({ name: o.range, instances: o.instances, one_in: o.one_in, points: o.points,
+      rolling: o.rolling, p50_ms: o.p50_ms, threshold_ms: o.threshold_ms,
+      outliers: o.outliers, own: false });
+  }
+  let current = choices[0] || null;
+  let outliers = current ? current.outliers : (jitter.outliers || []);
+  page.range = current ? current.name : null;
+
+  // The marks drawn for the plotted range: each kind's, those of SHORT_KINDS shorter than its
+  // share of the median left out (and counted in leftOut).
+  let drawn = {}, leftOut = {};
+  function thinMarks() {
+    drawn = {};
+    leftOut = {};
+    const below = current && current.p50_ms > 0 ? SHORT_SHARE * current.p50_ms : 0;
+    for (const [kind, m] of Object.entries(marks)) {
+      if (!SHORT_KINDS.has(kind) || below <= 0) {
+        drawn[kind] = m;
+        continue;
+      }
+      const keep = [], out = { n: 0, ms: 0, longest: 0, below };
+      for (const x of m) {
+        if (x[1] >= below) {
+          keep.push(x);
+        } else {
+          ++out.n;
+          out.ms += x[1];
+          out.longest = Math.max(out.longest, x[1]);
+        }
+      }
+      drawn[kind] = keep;
+      if (out.n > 0) leftOut[kind] = out;
+    }
+  }
+  thinMarks();
+
   const tip = el("div", { class: "mark-tip", id: "mark-tip" });
   document.body.append(tip);
 
-  // The marks of the shown kinds within [t0, t1]. Each kind's marks are merged intervals in
-  // time order, so their ends are ordered too: a binary search finds the first that reaches t0.
+  // The drawn marks of the shown kinds within [t0, t1]. Each kind's marks are merged intervals
+  // in time order, so their ends are ordered too: a binary search finds the first that reaches t0.
   function marksWithin(t0, t1) {
     const found = [];
     for (const kind of shownKinds) {
-      const m = marks[kind];
+      const m = drawn[kind] || [];
       let lo = 0, hi = m.length;
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
@@ -137,7 +127,7 @@
         tip.style.display = "none";
         return;
       }
-      tip.replaceChildren(...found.slice(0, 6).map(([kind, t, d]) => el("div", {},
+      put(tip, ...found.slice(0, 6).map(([kind, t, d]) => el("div", {},
         el("span", { class: "swatch", style: `background:${COLOURS[kind] || "#888"}` }),
         `${kind} at ${msText(t)}` + (d > 0 ? `, ${msText(d)}` : ""))),
       found.length > 6 ? el("div", {}, `and ${found.length - 6} more`) : null);
@@ -194,18 +184,25 @@
     return best;
   }
 
-  // The charts are drawn into their section once it is in the document: dygraphs sizes them
-  // from their container.
-  const sections = document.getElementById("sections");
-  const overTime = section("over-time", "Over time");
-  sections.append(overTime);
-  const duration = data.duration_ms || 0;
-  if ((timeline.points || []).length > 0) {
-    // One table of rows for dygraphs: each instance's latency, the rolling quantiles at their
-    // sample times and the outliers, merged in time order.
-    const points = timeline.points, rolling = timeline.rolling || [];
+  // The rolling quantiles with a break (NaN, which dygraphs does not join across) where samples
+  // are missing: a stretch in which no instance began within the window draws no line.
+  function withBreaks(rolling) {
+    const every = timeline.rolling_every_ms;
+    if (!(every > 0)) return rolling;
+    const out = [];
+    for (let i = 0; i < rolling.length; ++i) {
+      if (i > 0 && rolling[i][0] - rolling[i - 1][0] > 1.5 * every)
+        out.push([rolling[i - 1][0] + every, NaN, NaN]);
+      out.push(rolling[i]);
+    }
+    return out;
+  }
+  // One table of rows for dygraphs: each instance's latency, the rolling quantiles at their
+  // sample times and the outliers, merged in time order.
+  function latencyRows(choice) {
+    const points = choice.points, rolling = withBreaks(choice.rolling);
+    const out = choice.outliers.map((o) => [o.start_ms, o.duration_ms]).sort((a, b) => a[0] - b[0]);
     const rows = [];
-    const out = outliers.map((o) => [o.start_ms, o.duration_ms]).sort((a, b) => a[0] - b[0]);
     let i = 0, j = 0, k = 0;
     while (i < points.length || j < rolling.length || k < out.length) {
       const ti = i < points.length ? points[i][0] : Infinity;
@@ -215,40 +212,72 @@
       else if (tj <= tk) { rows.push([tj, null, rolling[j][1], rolling[j][2], null]); ++j; }
       else { rows.push([tk, null, null, null, out[k][1]]); ++k; }
     }
-    const name = timeline.range;
-    const div = el("div", { class: "chart", id: "latency-chart" });
-    const legendKinds = el("div", { class: "kinds" }, ...Object.keys(marks).map((kind) => {
-      const box = el("input", { type: "checkbox", checked: "" });
+    return rows;
+  }
+  const latencyOptions = (choice) => ({
+    labels: ["time (ms)", `${choice.name} (ms)`, "rolling P50", "rolling P99", "outlier"],
+    series: {
+      [`${choice.name} (ms)`]: { strokeWidth: 0, drawPoints: true, pointSize: 1.5, color: "#4e79a7" },
+      "rolling P50": { strokeWidth: 1.5, color: "#59a14f" },
+      "rolling P99": { strokeWidth: 1.5, color: "#e15759" },
+      outlier: { strokeWidth: 0, drawPoints: true, pointSize: 4, color: "#d62728" },
+    },
+  });
+
+  // ---- The incident over time. The charts are drawn into their section once it is in the
+  // document: dygraphs sizes them from their container.
+  const sections = document.getElementById("sections");
+  const overTime = section("over-time", "Over time");
+  sections.append(overTime);
+  const about = el("p", { id: "latency-about" });
+  const legendKinds = el("div", { class: "kinds" });
+  const marksNote = el("p", { class: "note", id: "marks-note" });
+  function describe() {
+    put(about, `Each "${current.name}" (${current.instances} in all` +
+      (current.one_in > 1 ? `, 1 in ${current.one_in} drawn` : "") +
+      `), its P50 and P99 over a rolling ${msText(timeline.window_ms)} (no line where none ran), ` +
+      "and the outliers explained below; the shaded marks are the events that can cause " +
+      "latency. Drag to zoom, double-click or the button to reset, click an outlier for its " +
+      "breakdown.");
+    put(legendKinds, ...Object.keys(marks).map((kind) => {
+      const box = el("input", { type: "checkbox" });
+      box.checked = shownKinds.has(kind);
       box.addEventListener("change", () => {
         if (box.checked) shownKinds.add(kind); else shownKinds.delete(kind);
         redrawAll();
       });
+      const n = drawn[kind].length, all = marks[kind].length;
       return el("label", { class: "kind" }, box,
         el("span", { class: "swatch", style: `background:${COLOURS[kind] || "#888"}` }),
-        `${kind} (${marks[kind].length})`);
+        n === all ? `${kind} (${n})` : `${kind} (${n} of ${all})`);
     }));
+    put(marksNote, ...Object.entries(leftOut).map(([kind, o]) => el("span", {},
+      `${o.n} ${kind === "gc pause" ? "GC pauses" : `${kind} events`} shorter than ` +
+      `${msText(o.below)} (a tenth of the median "${current.name}") are not drawn: ` +
+      `${msText(o.ms)} in all, the longest ${msText(o.longest)}. `)));
+  }
+  if (current) {
+    const div = el("div", { class: "chart", id: "latency-chart" });
     const log = el("input", { type: "checkbox" });
     const reset = el("button", { type: "button" }, "reset zoom");
+    const chooser = el("select", { id: "range-choice" }, ...choices.map((c, i) =>
+      el("option", { value: String(i) }, `${c.name} (${c.instances}` +
+        (c.own ? ", the report's" : "") + ")")));
+    chooser.addEventListener("change", () => page.choose(Number(chooser.value)));
+    describe();
     overTime.append(
-      el("p", {}, `Each "${name}" (${timeline.instances} in all` +
-        (timeline.one_in > 1 ? `, 1 in ${timeline.one_in} drawn` : "") +
-        `), its P50 and P99 over a rolling ${msText(timeline.window_ms)}, and the outliers ` +
-        "explained below; the shaded marks are the events that can cause latency. " +
-        "Drag to zoom, double-click or the button to reset, click an outlier for its breakdown."),
-      el("div", { class: "controls" }, legendKinds,
-        el("label", {}, log, " log scale"), reset),
-      div);
-    const g = timeChart("latency", div, rows, {
-      labels: ["time (ms)", `${name} (ms)`, "rolling P50", "rolling P99", "outlier"],
+      choices.length > 1 ? el("p", { class: "controls" },
+        el("label", {}, "Range plotted: ", chooser),
+        el("span", { class: "note" }, " the report's own and the other ranges repeated " +
+          "20 times or more, the heaviest first")) : null,
+      about,
+      el("div", { class: "controls" }, legendKinds, el("label", {}, log, " log scale"), reset),
+      div, marksNote);
+    const g = timeChart("latency", div, latencyRows(current), {
+      ...latencyOptions(current),
       ylabel: "latency (ms)",
       height: 320,
       connectSeparatedPoints: true,
-      series: {
-        [`${name} (ms)`]: { strokeWidth: 0, drawPoints: true, pointSize: 1.5, color: "#4e79a7" },
-        "rolling P50": { strokeWidth: 1.5, color: "#59a14f" },
-        "rolling P99": { strokeWidth: 1.5, color: "#e15759" },
-        outlier: { strokeWidth: 0, drawPoints: true, pointSize: 4, color: "#d62728" },
-      },
       clickCallback: (e, x) => {
         const i = nearestOutlier(x, g);
         if (i >= 0) page.select(i);
@@ -317,9 +346,18 @@
       `${timeline.marks_left_out} short cause events are not drawn (the longest are).`));
   }
 
-  // ---- Outliers and their explanation.
-  const detail = el("div", { id: "outlier-detail", class: "detail" },
-    outliers.length ? "Click an outlier (here or on the chart) for its breakdown." : "");
+  if (timeline.marks_left_out > 0) {
+    overTime.append(el("p", { class: "note" },
+      `${timeline.marks_left_out} short cause events are not drawn (the longest are).`));
+  }
+
+  // ---- Outliers of the plotted range and their explanation, or why there are none.
+  const outlierTitle = el("h2", {});
+  const outlierAbout = el("p", { id: "outliers-about" });
+  const outlierTable = el("div", { class: "table-holder" });
+  const detail = el("div", { id: "outlier-detail", class: "detail" });
+  const outlierSection = el("section", { id: "outliers" }, outlierTitle, outlierAbout,
+    outlierTable, detail);
   function tree(children) {
     if (!children || children.length === 0) return null;
     return el("ul", { class: "tree" }, ...children.map((c) => el("li", {},
@@ -330,7 +368,8 @@
   page.select = (i) => {
     page.selected = i;
     const o = outliers[i];
-    detail.replaceChildren(
+    detail.hidden = false;
+    put(detail,
       el("h3", {}, `Outlier ${i + 1}: ${msText(o.duration_ms)} at ${msText(o.start_ms)}` +
         ` on ${o.thread}, ${msText(o.excess_ms)} above the median`),
       o.causes.length ? el("table", {}, el("thead", {}, el("tr", {},
@@ -340,7 +379,8 @@
         c.detail ? el("div", { class: "note" }, c.detail) : null),
         el("td", { class: "num" }, msText(c.overlap_ms)), el("td", { class: "num" }, c.events)))))
         : el("p", {}, "Nothing recorded overlaps it."),
-      o.children && o.children.length ? el("h4", {}, "The ranges inside it that deviated") : null,
+      o.children && o.children.length ? el("h4", {}, "The ranges inside it that deviated")
+        : el("p", { class: "note" }, "No range inside it took longer than its own median."),
       tree(o.children));
     for (const tr of document.querySelectorAll("#outlier-table tbody tr"))
       tr.classList.toggle("selected", Number(tr.dataset.index) === i);
@@ -348,19 +388,65 @@
     const g = page.charts.latency;
     if (g) g.updateOptions({ dateWindow: [o.start_ms - pad, o.start_ms + o.duration_ms + pad] });
   };
-  const outlierRows = outliers.map((o, i) => ({
-    index: i + 1, start_ms: o.start_ms, duration_ms: o.duration_ms, excess_ms: o.excess_ms,
-    thread: o.thread, cause: o.causes.length ? o.causes[0].cause : "",
-    rowId: i, onclick: () => page.select(i),
-  }));
-  const outlierTable = table("outlier-table", [
-    { key: "index", label: "#", num: true, digits: 0 },
-    { key: "start_ms", label: "at (ms)", num: true },
-    { key: "duration_ms", label: "duration (ms)", num: true },
-    { key: "excess_ms", label: "over the median (ms)", num: true },
-    { key: "thread", label: "thread" },
-    { key: "cause", label: "largest cause" },
-  ], outlierRows);
+  // Why a range has no outliers: too few instances for a P99 below the slowest, or none above
+  // the threshold.
+  function whyNone(c) {
+    if (!c) {
+      return "No outliers: no range repeats often enough to look for them " +
+        "(gpuprobe report --latency NAME picks one).";
+    }
+    const slowest = c.points.reduce((m, p) => Math.max(m, p[1]), 0);
+    if (c.instances < 100 && c.threshold_ms >= slowest * (1 - 1e-9)) {
+      return `No outliers: "${c.name}" ran ${c.instances} times, too few — below 100 ` +
+        `instances the P99 is the slowest instance itself (${msText(c.threshold_ms)}), so none ` +
+        "lies above it. " + (c.own ? "--threshold-ms MS sets a threshold of your own."
+        : `gpuprobe report --latency "${c.name}" --threshold-ms MS sets one.`);
+    }
+    return `No outliers: none of the ${c.instances} instances of "${c.name}" took longer than ` +
+      `the threshold, ${msText(c.threshold_ms)}.`;
+  }
+  function drawOutliers() {
+    const c = current;
+    outlierTitle.textContent = `Outliers of "${c ? c.name : jitter.range || "–"}"` +
+      (c && c.threshold_ms !== undefined ? ` above ${msText(c.threshold_ms)}` : "");
+    put(outlierAbout, outliers.length === 0 ? el("span", { id: "outliers-empty" }, whyNone(c))
+      : c && !c.own ? `Each breakdown lists the recorded events the outlier overlapped and the ` +
+        `ranges inside it; GPU idle and the CPU gap are worked out for the report's own range ` +
+        `("${choices[0].name}") — gpuprobe report --latency "${c.name}" for this one's.` : null);
+    outlierAbout.hidden = outlierAbout.childNodes.length === 0;
+    put(outlierTable, table("outlier-table", [
+      { key: "index", label: "#", num: true, digits: 0 },
+      { key: "start_ms", label: "at (ms)", num: true },
+      { key: "duration_ms", label: "duration (ms)", num: true },
+      { key: "excess_ms", label: "over the median (ms)", num: true },
+      { key: "thread", label: "thread" },
+      { key: "cause", label: "largest cause" },
+    ], outliers.map((o, i) => ({
+      index: i + 1, start_ms: o.start_ms, duration_ms: o.duration_ms, excess_ms: o.excess_ms,
+      thread: o.thread, cause: o.causes.length ? o.causes[0].cause : "",
+      rowId: i, onclick: () => page.select(i),
+    })), 500, "No rows: see above."));
+    put(detail, outliers.length ? "Click an outlier (here or on the chart) for its breakdown." : null);
+    detail.hidden = outliers.length === 0;
+  }
+  drawOutliers();
+
+  // Plots choice `i` instead: the latency chart, its marks and the outlier table redrawn from
+  // what the page carries, the zoom reset.
+  page.choose = (i) => {
+    if (!choices[i] || choices[i] === current) return;
+    current = choices[i];
+    outliers = current.outliers;
+    page.range = current.name;
+    page.selected = -1;
+    thinMarks();
+    describe();
+    const chooser = document.getElementById("range-choice");
+    if (chooser) chooser.value = String(i);
+    page.charts.latency.updateOptions({ file: latencyRows(current), ...latencyOptions(current) });
+    for (const c of Object.values(page.charts)) c.updateOptions({ dateWindow: [0, duration] });
+    drawOutliers();
+  };
 
   // ---- Kernel time, by class and by name.
   const kernels = data.kernels || [];
@@ -397,99 +483,12 @@
     { key: "gpu_ms", label: "GPU (ms)", num: true },
   ], data.ranges || []);
 
-  // ---- Compiles.
-  const compile = data.compile || {};
-  const compileSection = [];
-  if (compile.compiles > 0 || compile.graph_breaks > 0) {
-    // Lists (recompiles, fallbacks, limit hits) and reason -> count maps (graph breaks).
-    const count = (v) => Array.isArray(v) ? v.length
-      : v && typeof v === "object" ? Object.values(v).reduce((a, b) => a + b, 0) : v;
-    const facts = [
-      ["compiles", compile.compiles], ["compile time", msText(compile.compile_ms)],
-      ["recompiles", count(compile.recompiles)], ["graph breaks", count(compile.graph_breaks)],
-      ["eager fallbacks", count(compile.eager_fallbacks)],
-      ["recompile limit hits", count(compile.recompile_limit_hits)],
-      ["restarts", count(compile.restarts)],
-      ["cache hits / misses", `${compile.cache_hits ?? "–"} / ${compile.cache_misses ?? "–"}`],
-    ];
-    compileSection.push(el("dl", { class: "facts" }, ...facts.flatMap(([k, v]) =>
-      [el("dt", {}, k), el("dd", { class: Number(v) > 0 && /fallback|limit/.test(k) ? "bad" : "" },
-        v)])));
-    const lists = [["Recompiles and why", compile.recompiles],
-      ["Eager fallbacks", compile.eager_fallbacks],
-      ["Recompile limit hits", compile.recompile_limit_hits],
-      ["Restarts (Dynamo analysed a frame again)", compile.restarts],
-      ["Graph breaks by reason", Object.entries(compile.graph_breaks || {})
-        .map(([reason, n]) => `${n}× ${reason}`)]];
-    for (const [title, items] of lists) {
-      if (Array.isArray(items) && items.length) {
-        compileSection.push(el("h3", {}, title), el("ul", {}, ...items.map((x) => el("li", {}, x))));
-      }
-    }
-    const phases = Object.entries(compile.phase_seconds || {});
-    if (phases.length) {
-      compileSection.push(el("h3", {}, "Compile time by phase"),
-        table("phase-table", [{ key: "phase", label: "phase" },
-          { key: "ms", label: "own time (ms)", num: true }],
-        phases.map(([phase, s]) => ({ phase, ms: s * 1e3 }))));
-    }
-    if ((compile.modes || []).length) {
-      compileSection.push(el("h3", {}, "Compile modes (compare_modes)"), table("mode-table", [
-        { key: "mode", label: "mode" },
-        { key: "compile_seconds", label: "T_compile (s)", num: true },
-        { key: "execute_ms", label: "T_execute (ms)", num: true, digits: 4 },
-        { key: "speedup", label: "S", num: true, digits: 2 },
-        { key: "break_even", label: "break-even (calls)", num: true,
-          cell: (r) => (r.break_even === Infinity ? "never" : String(r.break_even)) },
-        { key: "max_abs_error", label: "max abs error", num: true,
-          cell: (r) => r.max_abs_error === null ? "–" : r.max_abs_error.toPrecision(3) +
-            (r.passed === false ? " (fails)" : "") },
-        { key: "graph_breaks", label: "graph breaks", num: true, digits: 0 },
-      ], compile.modes.map((m) => ({ ...m,
-        break_even: m.break_even_calls === null ? Infinity : Math.ceil(m.break_even_calls) }))));
-    }
-    if ((compile.cache_misses_explained || []).length) {
-      compileSection.push(el("h3", {}, "Cache misses and what changed"),
-        el("ul", {}, ...compile.cache_misses_explained.map((m) => el("li", {}, m))));
-    }
-    if ((compile.generated_code || []).length) {
-      compileSection.push(el("h3", {}, "Generated code"), table("generated-table", [
-        { key: "compile_id", label: "compile" }, { key: "path", label: "source" },
-        { key: "kernel_count", label: "kernels", num: true, digits: 0 },
-        { key: "kernel_gpu_ms", label: "their GPU time (ms)", num: true },
-        { key: "kernel_runs", label: "runs", num: true, digits: 0 },
-      ], compile.generated_code.map((m) => ({ ...m, kernel_count: m.kernels.length }))));
-    }
-  }
-  const jax = compile.jax || {};
-  if (jax.compiles + jax.cache_loads > 0) {
-    const phases = jax.phase_seconds || {};
-    compileSection.push(el("h3", {}, "JAX"), el("dl", { class: "facts" }, ...[
-      ["compiles", jax.compiles], ["loads from the persistent cache", jax.cache_loads],
-      ["cache hits / misses", `${jax.cache_hits} / ${jax.cache_misses}`],
-      ...["trace", "lower", "backend compile", "cache load"].filter((p) => p in phases)
-        .map((p) => [p, msText(phases[p] * 1e3)]),
-    ].flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])));
-  }
-  const triton = compile.triton || {};
-  if (triton.compiles + triton.cache_loads > 0) {
-    const stages = triton.stage_seconds || {};
-    compileSection.push(el("h3", {}, "Triton"), el("dl", { class: "facts" }, ...[
-      ["kernel compiles", `${triton.compiles}, ${msText(triton.compile_seconds * 1e3)}`],
-      ["loads from its cache", `${triton.cache_loads}, ${msText(triton.cache_load_seconds * 1e3)}`],
-      ...["ir", "ttir", "ttgir", "llir", "ptx", "cubin", "store"].filter((s) => s in stages)
-        .map((s) => [s, msText(stages[s] * 1e3)]),
-    ].flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])));
-  }
-  if (compileSection.length === 0) {
-    compileSection.push(el("p", {}, "No compiles in this trace."));
-  }
-
+  const sectionsOf = window.gpuprobeSections;
   sections.append(
-    section("outliers", `Outliers of "${(data.jitter && data.jitter.range) || "–"}"` +
-      (data.jitter ? ` above ${msText(data.jitter.threshold_ms)}` : ""), outlierTable, detail),
+    outlierSection,
     section("kernels", "GPU kernel time", ...kernelSection),
     section("ranges", "Ranges", ranges),
-    section("compile", "Compiles", ...compileSection));
+    section("data-loading", "Data loading", ...sectionsOf.dataLoading(data)),
+    section("compile", "Compiles", ...sectionsOf.compile(data)));
   document.body.dataset.ready = "1";
 })();

@@ -204,6 +204,18 @@ def graph_break_mark(reason, where):
     return EVENTS["graph_break"] + graph_break_summary(reason) + (f" [in {where}]" if where else "")
 
 
+_MAX_ERROR = 2000  # a failed compile's error in its mark: torch's explanation and hint whole
+
+
+def _at_word(text, limit):
+    """`text` whole within `limit` characters; else cut at its last space before the limit, with
+    an ellipsis: never in the middle of a word."""
+    if len(text) <= limit:
+        return text
+    space = text.rfind(" ", 0, limit)
+    return (text[:space] if space > limit // 2 else text[:limit - 1]).rstrip(" ,;:.") + "…"
+
+
 def mark_compile(m, out, with_range=True):
     """Writes through `out` what one compile's metrics say — Dynamo's CompilationMetrics, or the
     same fields of the structured trace's compilation_metrics record: the compile's range (when
@@ -227,17 +239,19 @@ def mark_compile(m, out, with_range=True):
     at = span[0] if span is not None else time.time_ns()
     reason = getattr(m, "recompile_reason", None)
     if reason:
-        out._instant_at(f"{EVENTS['recompile']}{compile_id}: {reason}"[:400], "compile", at)
+        out._instant_at(_at_word(f"{EVENTS['recompile']}{compile_id}: {reason}", 400), "compile",
+                        at)
     restarts = []
     for restart in getattr(m, "restart_reasons", None) or ():
         summary = graph_break_summary(restart)
         restarts.append({"compile_id": compile_id, "reason": summary})
-        out._instant_at(f"{EVENTS['restart']}{compile_id}: {summary}"[:400], "compile", at)
+        out._instant_at(_at_word(f"{EVENTS['restart']}{compile_id}: {summary}", 400), "compile",
+                        at)
     fallback = None
     fail_type = getattr(m, "fail_type", None)
     if fail_type:
         error = f"{fail_type}: {getattr(m, 'fail_reason', '') or ''}".strip()
-        error = " ".join(error.split())[:300]
+        error = _at_word(" ".join(error.split()), _MAX_ERROR)
         fallback = {"compile_id": compile_id, "frame": _frame_of(m), "error": error}
         out._instant_at(f"{EVENTS['eager_fallback']}{compile_id}: {_frame_of(m) or '?'}: {error}",
                         "compile", at)
