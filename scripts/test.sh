@@ -27,8 +27,10 @@ run_python_tests() {
   echo "=== python: the gpuprobe package and the readers from PyPI, in .venv"
   if [ ! -x .venv/bin/python ]; then python3 -m venv .venv || return 1; fi
   # --no-cache-dir: pip would otherwise keep a second copy of every wheel (~3 GB for torch's).
+  # torchvision, timm, transformers: the third-party models of the zoo (test_model_zoo.py).
   .venv/bin/pip install -q --disable-pip-version-check --no-cache-dir pytest scikit-build-core pybind11 torch \
-    traceinsight tensorboard xprof torch-tb-profiler jax tlparse || return 1
+    traceinsight tensorboard xprof torch-tb-profiler jax tlparse torchvision timm transformers ||
+    return 1
   .venv/bin/pip install -q --disable-pip-version-check --no-cache-dir --no-build-isolation . || return 1
   if [ ! -x build/examples/demo ] || [ ! -x build/gpuprobe ]; then
     cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build build || return 1

@@ -21,7 +21,7 @@ namespace gpuprobe::python {
 /// whichever task comes. Within a session, free tracks wait for a task of their label; past
 /// kSpare of them, a task whose label has none takes a track labelled kGeneric instead of a new
 /// one. With T the most tasks that ever hold a track at once — those live and those finished
-/// but not yet given back (module.cc: at most half as many as live ones, or 16) — tracks stay at
+/// but not yet given back (asyncio_tracks.cc: at most half as many as live ones, or 16) — tracks stay at
 /// most 2 T + kSpare (T labelled ones and kSpare free, and T kGeneric ones), whatever labels the
 /// program gives.
 class TaskTracks {

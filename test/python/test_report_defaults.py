@@ -93,12 +93,17 @@ def test_gc_pauses_in_slow_requests_lead_a_cpu_only_verdict(tmp_path):
     assert verdict.endswith("; CPU only: no GPU activity in this trace")
 
 
-def test_a_bucketed_compile_is_warm_up_and_its_report_prints_as_a_summary(tmp_path, monkeypatch):
+def test_a_bucketed_compile_is_warm_up_and_its_report_prints_as_a_summary(tmp_path, monkeypatch,
+                                                                          request):
     torch = pytest.importorskip("torch")
     import gpuprobe.torch as gt
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
     import torch._inductor.config as inductor_config
-    monkeypatch.setattr(inductor_config, "compile_threads", 1)  # no worker pool to start
+    # No worker pool to start. Through the config's own patch: monkeypatch.setattr's undo leaves
+    # the ConfigModule without the key, and every later Inductor compile in the process fails.
+    no_pool = inductor_config.patch(compile_threads=1)
+    no_pool.__enter__()
+    request.addfinalizer(lambda: no_pool.__exit__(None, None, None))
     torch._dynamo.reset()
     f = torch.compile(lambda x: (x.sin() + 1) * 2, dynamic=False)
     path = tmp_path / "compile.json"

@@ -25,16 +25,17 @@ _told_compiled = False
 _watching_compiles = False
 
 
-def _module_hooks(fwd, bwd, compiling, grad_enabled, recording):
+def _module_hooks(fwd, bwd, compiling, grad_enabled, recording, gate):
     """The (pre, post) forward hooks of one module: its forward range ``fwd``, and, when ``bwd``
     is a range, the notes its backward range needs (backward_ranges). Inside code that Dynamo
     traces, each hook returns at its first line, which Dynamo folds away: no graph break, no
     guard on gpuprobe's state, nothing recorded (the compiled graphs' runs are, by
-    watch_compile)."""
+    watch_compile). With no session the pre-hook stops at the gate word (``gate[0]``, a read of
+    memory, no call); the post-hook's exit of a range never entered is a no-op."""
     enter, exit_ = type(fwd).__enter__, type(fwd).__exit__
     if bwd is None:
         def pre(module, args):
-            if compiling():
+            if compiling() or not gate[0]:
                 return
             enter(fwd)
 
@@ -45,17 +46,22 @@ def _module_hooks(fwd, bwd, compiling, grad_enabled, recording):
 
         return pre, post
 
+    noted = []  # not empty once this module's pre-hook has noted inputs (on any thread)
+
     def pre(module, args):
-        if compiling():
+        if compiling() or not gate[0]:
             return
         enter(fwd)
         if grad_enabled() and recording():
+            noted or noted.append(True)
             _inputs.stack.append((module, backward_ranges.grad_nodes(args, [])))
 
     def post(module, args, output):
         if compiling():
             return
         exit_(fwd, None, None, None)
+        if not noted:
+            return
         stack = _inputs.stack
         if stack and stack[-1][0] is module:
             nodes = stack.pop()[1]
@@ -95,13 +101,14 @@ def instrument(model, *, backward=True, prefix=None):
         backward_ranges._bind(_core.range, torch.Tensor)
     grad_enabled = torch.is_grad_enabled
     recording = _core._torch_recording
+    gate = _core._gate_view().cast("Q")
     handles = []
     root = prefix or type(model).__name__
     for path, module in model.named_modules():
         name = f"{root}.{path}" if path else root
         pre, post = _module_hooks(_core.range(name, "torch"),
                                   _core.range(name + " backward", "torch") if backward else None,
-                                  compiling, grad_enabled, recording)
+                                  compiling, grad_enabled, recording, gate)
         _not_a_frame_to_compile(pre, post)
         handles.append(module.register_forward_pre_hook(pre))
         try:  # torch >= 2.1: the post-hook runs when the forward raises too

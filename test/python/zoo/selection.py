@@ -1,7 +1,7 @@
 """Which zoo cases CI runs, and why the others are left out. On a 2-core CPU, eager costs well
 under a second per model; torch.compile costs Dynamo's tracing, 1 to 20 s per run and two runs
 per case (without and with gpuprobe); Inductor 20 to 40 s per cold compile. So CI runs eager for
-every model but the giants (Spec.heavy), Dynamo alone (backend "eager") for 14 models of different kinds
+every model but those over 100 M parameters (Spec.heavy), Dynamo alone (backend "eager") for 14 models of different kinds
 (COMPILE_CI), and Inductor for a few;
 GPUPROBE_ZOO=full runs every case. Times measured with torch 2.15 on the 2-core dev VM."""
 
