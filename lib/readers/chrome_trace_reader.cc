@@ -89,7 +89,10 @@ class ChromeReader {
           if (key == "baseTimeNanoseconds"sv) {
             json_.peek();  // past whitespace, so the offset is the number's
             const std::uint64_t at = json_.offset();
-            if (Status s = json_.integer(&base_ns_); !s.ok()) return s;
+            if (Status s =
+                    json_.scaled(0, &base_ns_, "baseTimeNanoseconds within 146 years of 1970");
+                !s.ok())
+              return s;
             // Within ±2^62 ns (146 years) of 1970, so that adding event times never overflows.
             constexpr std::int64_t kLimit = std::int64_t{1} << 62;
             if (base_ns_ < -kLimit || base_ns_ > kLimit)
