@@ -209,11 +209,17 @@ class ChromeReader {
     });
   }
 
-  // pid and tid are numbers in most traces, strings in some: strings get a stable number.
+  // pid and tid are numbers in most traces, strings in some: a string of digits is its number
+  // (Kineto of PyTorch 1.8-1.9 quoted thread ids, "tid": "12345"), any other a stable number.
   Status read_id(std::int64_t* out) {
     if (json_.peek() != '"') return read_int(out);
     std::string text;
     if (Status s = json_.string(&text); !s.ok()) return s;
+    if (!text.empty() && text.size() <= 18 &&
+        text.find_first_not_of("0123456789") == std::string::npos) {
+      *out = std::stoll(text);
+      return {};
+    }
     *out = static_cast<std::int64_t>(std::hash<std::string>()(text) & 0x7FFFFFFFFFFFull);
     return {};
   }
