@@ -99,7 +99,9 @@ constexpr char kPyTorch18[] = R"J({"schemaVersion": 1, "traceEvents": [
    "args": {"device": 0, "context": 1, "stream": 7, "correlation": 19, "external id": 5,
             "bytes": 4096, "memory bandwidth (GB/s)": 1.024}},
   {"ph": "X", "cat": "User", "name": "forward", "pid": 0, "tid": "stream 7 user",
-   "ts": 1616161616000130, "dur": 84, "args": {"External id": 2}}
+   "ts": 1616161616000130, "dur": 84, "args": {"External id": 2}},
+  {"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "",
+   "ts": 1616161616000300}
 ]
 })J";
 
