@@ -11,6 +11,7 @@
 #include "analysis/compile.h"
 #include "formats/category_names.h"
 #include "formats/compile_marks.h"
+#include "formats/kineto.h"
 #include "formats/steps.h"
 #include "formats/torch_events.h"
 
@@ -19,8 +20,6 @@ namespace {
 
 constexpr const char* kCauseNames[] = {"gc pause", "compile", "allocator", "synchronization",
                                        "large copy"};
-
-bool contains(const char* s, const char* part) { return std::strstr(s, part) != nullptr; }
 
 // Each deviation with its share of the outlier's excess, and its own deviations inside it.
 nlohmann::json deviations(const std::vector<Deviation>& ds, std::int64_t excess,
@@ -56,7 +55,8 @@ void Jitter::add(const ReportEvent& r) {
       } else if (a.kind == GpuActivityKind::kSync) {
         causes_[kSync].push_back(span);
       } else if (a.kind == GpuActivityKind::kRuntimeApi || a.kind == GpuActivityKind::kDriverApi) {
-        if (contains(a.name, "Synchronize")) causes_[kSync].push_back(span);
+        if (a.name != nullptr && formats::api_role(a.name) == formats::ApiRole::kSync)
+          causes_[kSync].push_back(span);
         if (allocator_call(a.name) != AllocatorCall::kNone) causes_[kAllocator].push_back(span);
       }
       break;

@@ -22,14 +22,18 @@ std::string kernel_class_from_name(const std::string& name) {
   // Matrix-vector products stream their matrix once: memory-bound, though named like GEMMs;
   // type conversions are named like convolutions.
   if (any({"gemv", "convert"})) return "memory";
-  if (any({"gemm", "xmma", "wgmma", "hgmma", "cutlass", "cublas", "conv", "flash", "fmha",
-           "attention", "sdpa", "triton_tem", "matmul", "_mma"}))
+  // ROCm's too: rocBLAS/Tensile and hipBLASLt GEMMs are "Cijk_..." (C[i,j] over k), MIOpen's
+  // convolutions "MIOpenCv...", "naive_conv_...", composable kernel's "..._xdl_..." (XDLOPS,
+  // AMD's matrix instructions, "mfma"/"wmma").
+  if (any({"gemm",  "xmma",     "wgmma",     "hgmma",  "cutlass",    "cublas", "conv",
+           "flash", "fmha",     "attention", "sdpa",   "triton_tem", "matmul", "_mma",
+           "cijk_", "miopencv", "_xdl",      "xdlops", "mfma",       "wmma"}))
     return "compute";
   if (any({"elementwise", "vectorized", "reduce",  "reduction", "triton_poi", "triton_red",
            "triton_per",  "copy",       "memcpy",  "fill",      "cat_",       "catarray",
            "index",       "gather",     "scatter", "softmax",   "norm",       "transpose",
            "embedding",   "adam",       "sgd",     "foreach",   "dropout",    "where",
-           "sum",         "mean",       "cast"}))
+           "sum",         "mean",       "cast",    "pool"}))
     return "memory";
   return "";
 }

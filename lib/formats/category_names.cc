@@ -1,5 +1,7 @@
 #include "formats/category_names.h"
 
+#include "formats/kineto.h"
+
 namespace gpuprobe::formats {
 
 std::string_view default_category_name(Category category) {
@@ -26,12 +28,10 @@ std::string_view chrome_category(Category category, const std::vector<std::strin
 
 std::optional<Category> category_from_trace_name(std::string_view name,
                                                  const std::vector<std::string>& names) {
-  if (name.empty() || name == "user_annotation") return Category::kApp;
-  if (name == "cpu_op" || name == "operator") return Category::kTorch;
-  if (name == "python_function") return Category::kPython;
-  // Kineto's copy of a CPU annotation on the GPU timeline (the span of the GPU work launched in
-  // it): GPU activity, not a CPU range, and never a second step.
-  if (name == "gpu_user_annotation") return Category::kCuda;
+  // Kineto's names, every version's (formats/kineto.h); GPU work and API calls are no category.
+  if (const KinetoCategory* kineto = find_kineto_category(name)) {
+    if (!kineto->gpu) return kineto->category;
+  }
   for (unsigned i = 0; i < 32; ++i) {
     const auto category = static_cast<Category>(i);
     if (category_exists(category) && category_name(category, names) == name) return category;

@@ -34,9 +34,9 @@ std::string_view category_name(Category category, const std::vector<std::string>
 // TensorBoard plugin key on it), else category_name().
 std::string_view chrome_category(Category category, const std::vector<std::string>& names);
 
-// The category a trace's `cat` names: Kineto's "user_annotation" (app), "cpu_op" and "operator"
-// (torch), "python_function" (python), "gpu_user_annotation" (the GPU-side copy of an annotation:
-// cuda), an empty name (app), or a name category_name() gives; nullopt for any other name.
+// The category a trace's `cat` names: one of Kineto's CPU categories (formats/kineto.h:
+// "user_annotation" and an empty name are app, "cpu_op" torch, "python_function" python,
+// "gpu_user_annotation" cuda, ...), or a name category_name() gives; nullopt for any other name.
 std::optional<Category> category_from_trace_name(std::string_view name,
                                                  const std::vector<std::string>& names);
 

@@ -1,6 +1,5 @@
 #include "readers/chrome_trace_reader.h"
 
-#include <cmath>
 #include <cstring>
 #include <map>
 #include <string>
@@ -22,7 +21,7 @@ using namespace std::string_view_literals;
 // One event object, fields kept as read; reused from event to event.
 struct ChromeEvent {
   std::string ph, name, cat;
-  double ts = 0, dur = 0;
+  std::int64_t ts = 0, dur = 0;  // exact ns, as written (readers/exact_decimal.h)
   bool has_ts = false;
   std::int64_t pid = 0, tid = 0;
   std::vector<std::pair<std::string, double>> numbers;       // numeric args
@@ -90,7 +89,10 @@ class ChromeReader {
           if (key == "baseTimeNanoseconds"sv) {
             json_.peek();  // past whitespace, so the offset is the number's
             const std::uint64_t at = json_.offset();
-            if (Status s = json_.integer(&base_ns_); !s.ok()) return s;
+            if (Status s =
+                    json_.scaled(0, &base_ns_, "baseTimeNanoseconds within 146 years of 1970");
+                !s.ok())
+              return s;
             // Within ±2^62 ns (146 years) of 1970, so that adding event times never overflows.
             constexpr std::int64_t kLimit = std::int64_t{1} << 62;
             if (base_ns_ < -kLimit || base_ns_ > kLimit)
@@ -207,11 +209,17 @@ class ChromeReader {
     });
   }
 
-  // pid and tid are numbers in most traces, strings in some: strings get a stable number.
+  // pid and tid are numbers in most traces, strings in some: a string of digits is its number
+  // (Kineto of PyTorch 1.8-1.9 quoted thread ids, "tid": "12345"), any other a stable number.
   Status read_id(std::int64_t* out) {
     if (json_.peek() != '"') return read_int(out);
     std::string text;
     if (Status s = json_.string(&text); !s.ok()) return s;
+    if (!text.empty() && text.size() <= 18 &&
+        text.find_first_not_of("0123456789") == std::string::npos) {
+      *out = std::stoll(text);
+      return {};
+    }
     *out = static_cast<std::int64_t>(std::hash<std::string>()(text) & 0x7FFFFFFFFFFFull);
     return {};
   }
@@ -258,9 +266,16 @@ class ChromeReader {
       if (k == "cat"sv) return json_.peek() == '"' ? json_.string(&ev_.cat) : json_.skip_value();
       if (k == "ts"sv) {
         ev_.has_ts = true;
-        return json_.number(&ev_.ts);
+        return json_.scaled(3, &ev_.ts, "a time in microseconds (\"ts\") that int64 ns hold");
       }
-      if (k == "dur"sv) return json_.number(&ev_.dur);
+      if (k == "dur"sv) {
+        json_.peek();  // past whitespace, so the offset is the number's
+        const std::uint64_t at = json_.offset();
+        if (Status s = json_.scaled(3, &ev_.dur, "a duration in microseconds (\"dur\")"); !s.ok())
+          return s;
+        if (ev_.dur < 0) return in_.error_at(at, "a non-negative duration (\"dur\")");
+        return {};
+      }
       if (k == "pid"sv) return read_id(&ev_.pid);
       if (k == "tid"sv) return read_id(&ev_.tid);
       if (k == "args"sv) return read_args();
@@ -268,16 +283,30 @@ class ChromeReader {
     });
   }
 
-  std::int64_t wall_ns(double micros) const {
-    return base_ns_ + static_cast<std::int64_t>(std::llround(micros * 1000.0));
+  // The event's begin and end as wall-clock ns: baseTimeNanoseconds plus "ts" (plus "dur"), in
+  // integers. False for times beyond 146 years of 1970 or of the trace's first event, which no
+  // clock writes and whose ticks would wrap (TraceBuilder counts from the first event).
+  bool wall_times(std::int64_t* begin, std::int64_t* end) const {
+    constexpr std::int64_t kLimit = std::int64_t{1} << 62;
+    const auto sane = [&](std::int64_t t) {
+      return t >= -kLimit && t <= kLimit &&
+             (!builder_.is_open() ||
+              (t - info_.start_wall_ns <= kLimit && info_.start_wall_ns - t <= kLimit));
+    };
+    return !__builtin_add_overflow(base_ns_, ev_.ts, begin) &&
+           !__builtin_add_overflow(*begin, ev_.dur, end) && sane(*begin) && sane(*end);
   }
 
   Status read_events() {
     return read_array([&]() -> Status {
+      json_.peek();  // past whitespace, so the offset is the event's '{'
       const std::uint64_t at = json_.offset();
       if (Status s = read_event(); !s.ok()) return s;
       if (!builder_.is_open() && ev_.ph != "M"sv) {
-        info_.start_wall_ns = wall_ns(ev_.ts);  // the first event's: files say no better
+        std::int64_t begin, end;
+        if (!wall_times(&begin, &end))
+          return in_.error_at(at, "times within 146 years of 1970 (\"ts\" + \"dur\")");
+        info_.start_wall_ns = begin;  // the first event's: files say no better
         info_.pid = ev_.pid;
         if (Status s = builder_.open(info_); !s.ok()) return s;
       }
@@ -300,13 +329,12 @@ class ChromeReader {
     if (ph == "s"sv || ph == "f"sv || ph == "t"sv)
       return {};  // flows: drawn again from correlations
     if (!ev_.has_ts) return in_.error_at(at, "an event with a \"ts\" field");
-    if (!std::isfinite(ev_.ts) || !std::isfinite(ev_.dur) || std::fabs(ev_.ts) > 1e15 ||
-        ev_.dur < 0 || ev_.dur > 1e13) {
-      return in_.error_at(at, "finite, non-negative times (\"ts\", \"dur\" in microseconds)");
+    std::int64_t begin, end;
+    if (!wall_times(&begin, &end)) {
+      return in_.error_at(
+          at, "times within 146 years of 1970 and of the first event (\"ts\" + \"dur\")");
     }
-    const std::int64_t begin = wall_ns(ev_.ts);
     if (ph == "X"sv) {
-      const std::int64_t end = begin + static_cast<std::int64_t>(std::llround(ev_.dur * 1000.0));
       GpuActivityKind kind;
       if (formats::gpu_kind_of_category(ev_.cat, &kind)) return emit_gpu(kind, begin, end);
       const std::uint32_t thread = builder_.thread(ev_.pid, ev_.tid);

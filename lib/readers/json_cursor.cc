@@ -4,10 +4,16 @@
 #include <cstdlib>
 #include <vector>
 
+#include "readers/exact_decimal.h"
+
 namespace gpuprobe::readers {
 namespace {
 
 bool is_space(int c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+bool is_number_char(int c) {
+  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
 
 void append_utf8(std::string* out, std::uint32_t cp) {
   if (cp < 0x80) {
@@ -256,6 +262,31 @@ Status JsonCursor::number(double* out, std::string* text) {
   }
   if (text != nullptr) text->assign(buf, n);
   return {};
+}
+
+Status JsonCursor::scaled(int scale, std::int64_t* out, const char* what) {
+  peek();  // past whitespace, so the offset is the number's
+  const std::uint64_t at = in_.offset();
+  // The number's text straight from the buffer when it ends there (nearly always), else copied.
+  std::string_view text = in_.available();
+  std::size_t n = 0;
+  while (n < text.size() && is_number_char(static_cast<unsigned char>(text[n]))) ++n;
+  char buf[64];
+  if (n < text.size()) {
+    text = text.substr(0, n);
+    in_.advance(n);
+  } else {
+    n = 0;
+    for (int c = in_.peek(); is_number_char(c); c = in_.peek()) {
+      if (n + 1 >= sizeof buf) return error("a number of at most 63 characters");
+      buf[n++] = static_cast<char>(c);
+      in_.get();
+    }
+    text = std::string_view(buf, n);
+  }
+  if (decimal_to_scaled(text, scale, out)) return {};
+  if (n == 0) return fail(what);
+  return in_.error_at(at, std::string(what) + ", found '" + std::string(text) + "'");
 }
 
 Status JsonCursor::literal(const char* word) {

@@ -31,6 +31,10 @@ class JsonCursor {
   // Reads a number as an integer: exact for integers up to 18 digits, saturated beyond int64's
   // range, truncated when it has a fraction or an exponent.
   Status integer(std::int64_t* out);
+  // Reads a number exactly as value × 10^`scale` (readers/exact_decimal.h: µs to ns with scale
+  // 3), never through a double. A value that is not a JSON number or is beyond int64 is an error
+  // at the number's first byte: "expected <what>, found '<text>'".
+  Status scaled(int scale, std::int64_t* out, const char* what);
   // Reads `true` or `false`.
   Status boolean(bool* out);
   // Skips any value, nested ones included.

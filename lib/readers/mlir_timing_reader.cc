@@ -1,14 +1,13 @@
 #include "readers/mlir_timing_reader.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "readers/exact_decimal.h"
 #include "readers/json_cursor.h"
 #include "readers/trace_builder.h"
 
@@ -22,7 +21,7 @@ constexpr int kMaxDepth = 64;
 
 struct Node {
   std::string name;
-  double wall_s = 0;
+  std::int64_t wall_ns = 0;  // exact: read from the text, never through a double
   std::vector<Node> children;
 };
 
@@ -75,18 +74,16 @@ class TextReport {
       if (skip_space(line).empty()) continue;
       if (line.size() <= name_column) return error(line_no, "a row with a name");
       // The figures: `columns` groups of "SECONDS ( PERCENT%)".
-      double wall = -1;
+      std::int64_t wall = 0;
       std::string_view rest = line.substr(0, name_column);
       for (int c = 0; c < columns; ++c) {
         rest = skip_space(rest);
-        char* stop = nullptr;
-        const std::string figure(rest.substr(0, rest.find(' ')));
-        const double seconds = std::strtod(figure.c_str(), &stop);
+        std::int64_t ns = -1;
         const std::size_t close = rest.find(')');
-        if (figure.empty() || *stop != '\0' || !std::isfinite(seconds) || seconds < 0 ||
+        if (!decimal_to_scaled(rest.substr(0, rest.find(' ')), 9, &ns) || ns < 0 ||
             close == std::string_view::npos)
           return error(line_no, "a time in seconds and its share, \"0.0012 ( 3.4%)\"");
-        if (c == wall_column) wall = seconds;
+        if (c == wall_column) wall = ns;
         rest.remove_prefix(close + 1);
       }
       std::size_t indent = 0;
@@ -94,7 +91,7 @@ class TextReport {
       std::string name(line.substr(name_column + indent));
       while (!name.empty() && (name.back() == '\r' || name.back() == ' ')) name.pop_back();
       if (name == "Total" && indent == 0) {
-        total->wall_s = wall;
+        total->wall_ns = wall;
         break;
       }
       if (nodes == 0 && name == "root")  // the list display: aggregates, their nesting lost
@@ -125,14 +122,14 @@ class TextReport {
 // "passes": [...]}, ...], where a pass list ends with an empty object.
 class JsonReport {
  public:
-  explicit JsonReport(ByteSource& in) : json_(in) {}
+  explicit JsonReport(ByteSource& in) : in_(in), json_(in) {}
 
   Status read(Node* total) {
     std::vector<Node> top;
     if (Status s = list(&top, 0); !s.ok()) return s;
     for (Node& n : top) {
       if (n.name == "Total") {
-        total->wall_s = n.wall_s;
+        total->wall_ns = n.wall_ns;
       } else {
         total->children.push_back(std::move(n));
       }
@@ -160,7 +157,7 @@ class JsonReport {
             s = json_.string(&node.name);
             named = true;
           } else if (key == "wall") {
-            s = duration(&node.wall_s);
+            s = duration(&node.wall_ns);
           } else if (key == "passes") {
             s = list(&node.children, depth + 1);
           } else {
@@ -179,7 +176,7 @@ class JsonReport {
     return {};
   }
 
-  Status duration(double* seconds) {
+  Status duration(std::int64_t* ns) {
     if (Status s = json_.expect('{', "'{' (a time: duration and percentage)"); !s.ok()) return s;
     if (json_.consume('}')) return {};
     for (bool more = true; more;) {
@@ -187,9 +184,10 @@ class JsonReport {
       if (Status s = json_.string(&key); !s.ok()) return s;
       if (Status s = json_.expect(':', "':'"); !s.ok()) return s;
       if (key == "duration") {
-        if (Status s = json_.number(seconds); !s.ok()) return s;
-        if (!std::isfinite(*seconds) || *seconds < 0)
-          return json_.error("a duration of 0 seconds or more");
+        json_.peek();
+        const std::uint64_t at = json_.offset();
+        if (Status s = json_.scaled(9, ns, "a duration in seconds"); !s.ok()) return s;
+        if (*ns < 0) return in_.error_at(at, "a duration of 0 seconds or more");
       } else if (Status s = json_.skip_value(); !s.ok()) {
         return s;
       }
@@ -198,17 +196,22 @@ class JsonReport {
     return {};
   }
 
+  ByteSource& in_;
   JsonCursor json_;
   std::size_t nodes_ = 0;
 };
 
-std::int64_t ns(double seconds) { return std::llround(seconds * 1e9); }
+// Sums of lengths stop at 2^62 ns (146 years): a million passes of absurd times cannot wrap.
+std::int64_t add_capped(std::int64_t a, std::int64_t b) {
+  constexpr std::int64_t kCap = std::int64_t{1} << 62;
+  return std::min(std::min(a, kCap) + std::min(b, kCap), kCap);
+}
 
 // A node's length: its own, or its children's laid end to end if they are longer.
 std::int64_t length(const Node& n) {
   std::int64_t children = 0;
-  for (const Node& c : n.children) children += length(c);
-  return std::max(ns(n.wall_s), children);
+  for (const Node& c : n.children) children = add_capped(children, length(c));
+  return std::max(add_capped(n.wall_ns, 0), children);
 }
 
 Status emit(TraceBuilder& b, std::uint32_t thread, Category category, const Node& n,
@@ -216,9 +219,9 @@ Status emit(TraceBuilder& b, std::uint32_t thread, Category category, const Node
   std::int64_t at = begin;
   for (const Node& c : n.children) {
     if (Status s = emit(b, thread, category, c, at); !s.ok()) return s;
-    at += length(c);
+    at = add_capped(at, length(c));
   }
-  return b.range(thread, b.site(n.name, category), begin, begin + length(n));
+  return b.range(thread, b.site(n.name, category), begin, add_capped(begin, length(n)));
 }
 
 }  // namespace

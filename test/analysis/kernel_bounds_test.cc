@@ -25,6 +25,22 @@ TEST_CASE("kernel names tell compute-, memory-bound and communication kernels ap
       {"void at::native::cunn_SoftMaxForward<4, float>", "memory"},
       {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", "communication"},
       {"layer_kernel(float*, int, float)", ""},
+      // ROCm, as rocprofiler/roctracer name them in Kineto traces: rocBLAS (Tensile) and
+      // hipBLASLt GEMMs, MIOpen, composable kernel, RCCL.
+      {"Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB1_AFC1_GRVW8_ISA942_WG32_8_1",
+       "compute"},
+      {"Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x256x64_MI16x16x1_SN_LDSB1_ISA942",
+       "compute"},
+      {"MIOpenCvD3x3_WSR0", "compute"},
+      {"miopenSp3AsmConv_v30_3_1_gfx9_fp32_f2x3_stride1", "compute"},
+      {"naive_conv_fwd_nchw_float_double_float", "compute"},
+      {"MIOpenBatchNormFwdTrainSpatial", "memory"},
+      {"MIOpenPoolingForward", "memory"},
+      {"void ck::kernel_gemm_xdl_cshuffle_v3<ck::GridwiseGemm_xdl_cshuffle_v3<>, true, 2>",
+       "compute"},
+      {"void ck::kernel_grouped_conv_fwd_xdl_cshuffle<ck::GridwiseGemmMultipleD_xdl>", "compute"},
+      {"void ck::kernel_elementwise<ck::GridwiseElementwise<ck::Tuple<>>>", "memory"},
+      {"ncclDevKernel_Generic(ncclDevComm*, unsigned long, ncclWork*)", "communication"},
   };
   for (const auto& [name, expected] : kKernels) {
     CAPTURE(name);

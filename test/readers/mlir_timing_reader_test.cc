@@ -112,6 +112,34 @@ TEST_CASE("a parent is at least as long as its children, the total at least the 
   CHECK(r[2] == Range{"'func.func' Pipeline", 4000, 6600});
 }
 
+TEST_CASE("times are read from their text exactly, in both forms") {
+  // Nanoseconds come from the digits, never a double; more decimals than MLIR's four are kept.
+  std::string text = kTree, json = kJson;
+  text.replace(text.find("  0.0002 (  1.5%)"), 17, "0.00023457 (1.5%)");  // the same width
+  json.replace(json.find("\"wall\": {\"duration\":   0.0002"), 29,
+               "\"wall\": {\"duration\": 2.3457e-4");
+  for (const std::string& form : {text, json}) {
+    testing::CaptureSink sink;
+    auto in = readers::ByteSource::from_memory(form, "timing");
+    const Status s = readers::read_mlir_timing(*in, sink);
+    INFO(s.message());
+    REQUIRE(s.ok());
+    int found = 0;
+    for (const auto& e : sink.events()) {
+      if (e.name != "(A) DominanceInfo") continue;
+      ++found;
+      CHECK(e.end_ns - e.begin_ns == 234570);
+    }
+    CHECK(found == 1);
+  }
+  std::string negative = kJson;
+  negative.replace(negative.find("\"wall\": {\"duration\":   0.0002"), 29,
+                   "\"wall\": {\"duration\":  -0.0002");
+  Status s;
+  read(negative, &s);
+  CHECK(s.message().find("expected a duration of 0 seconds or more") != std::string::npos);
+}
+
 TEST_CASE("found by its content, through the entry point of every trace file") {
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("gpuprobe_mlir_" + std::to_string(getpid()) + ".json"))
