@@ -132,7 +132,7 @@ def test_copies_agree_with_hta(trace, hta):
             row = theirs[name.split()[1]]
             row[0] += calls or 0
             row[1] += total_us
-    ours = {c["kind"]: c for c in report(trace)["copies"]}
+    ours = {c["kind"]: c for c in report(trace)["copies"] if "set" not in c["kind"].lower()}
     assert ours.keys() == theirs.keys()
     for kind, (calls, total_us) in theirs.items():
         assert ours[kind]["copies"] == calls, kind
