@@ -185,6 +185,7 @@ def test_idle_split_per_stream_agrees_with_hta(trace, hta):
 
 
 def nearest_rank(values, q):
+    """The Q quantile of sorted VALUES at the nearest rank (as the report's histogram takes it)."""
     return values[max(math.ceil(q * len(values)) - 1, 0)]
 
 
