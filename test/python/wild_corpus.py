@@ -1,6 +1,5 @@
 """The corpus of real traces in test/data/wild (test/data/wild/SOURCES.md says where each came
-from), what main is known to get wrong on each (the figures the reader fix of issue 41 turns
-right), and HTA run on each with its definitions matched to the report's.
+from), what each one tries, and HTA run on each with its definitions matched to the report's.
 
 HTA's definitions are matched by running it on a copy of the trace that differs in three ways, and
 with one option:
@@ -34,27 +33,16 @@ WILD = pathlib.Path(__file__).parent.parent / "data" / "wild"
 FETCHED = WILD / "fetched"  # where test/data/wild/fetch.sh puts the larger traces
 BUILD = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build"))
 
-# What main gets wrong, by cause; each names the fix (issue 41, branch i41-read).
-SINCE_1970 = ("main refuses since-1970 microsecond timestamps (1.6e15-1.8e15, torch.profiler "
-              "before baseTimeNanoseconds): 'expected finite, non-negative times'; issue 41 reads "
-              "ts/dur as exact int64 ns")
-OLD_CATEGORIES = ("main does not read PyTorch 1.8/1.9 Kineto categories (Kernel, Memcpy, Memset, "
-                  "Runtime) as GPU activity and launches")
-HIP_LAUNCHES = ("main does not know ROCm's hipLaunchKernel/hipExtModuleLaunchKernel/"
-                "hipModuleLaunchKernel (and hipMemcpyWithStream/hipMemcpyAsync for copies) as "
-                "launch calls: no launch delay, host wait filed as kernel wait or other")
-CIJK = "main leaves rocBLAS/hipBLASLt GEMMs (Cijk_*) unclassified instead of compute"
-
 FIGURES = ("read", "kernels", "copies", "busy", "idle", "launch", "classes", "cpu")
 
 
 @dataclasses.dataclass(frozen=True)
 class Trace:
-    """One corpus trace: its file under test/data/wild (or fetched/), its vendor, the figures
-    main gets wrong with why, and why HTA cannot read it (then not compared with HTA)."""
+    """One corpus trace: its file under test/data/wild (or fetched/), its vendor, what it tries
+    that the others do not, and why HTA cannot read it (then not compared with HTA)."""
     file: str
     vendor: str  # CUDA, ROCm or CPU
-    fails: tuple = ()  # (figure or "all", reason) pairs
+    tries: str = ""
     hta_fails: str = ""
     fetched: bool = False
 
@@ -62,45 +50,41 @@ class Trace:
     def path(self):
         return (FETCHED if self.fetched else WILD) / self.file
 
-    def reason(self, figure):
-        """Why main gets FIGURE wrong on this trace, or None."""
-        reasons = [r for f, r in self.fails if f in ("all", figure)]
-        return "; ".join(reasons) or None
 
-
-ROCM_FAILS = (("idle", HIP_LAUNCHES), ("launch", HIP_LAUNCHES), ("classes", CIJK))
+# Before issue 41's reader, main refused the since-1970 traces ('expected finite, non-negative
+# times'), read PyTorch 1.8's capitalised categories as CPU ranges, knew no hip* launch (no launch
+# delay, host wait filed as other) and left Cijk_* GEMMs unclassified: 29 of these cases failed.
+SINCE_1970 = "since-1970 microsecond times (1.6e15-1.8e15), no baseTimeNanoseconds"
+ROCM = "hip* launches and copies, Cijk_* GEMMs"
 CORPUS = [
     Trace("kineto_v100_pt18_capitalised.json.gz", "CUDA",
-          (("all", SINCE_1970), ("all", OLD_CATEGORIES))),
+          SINCE_1970 + "; Kernel, Memcpy, Memset, Runtime (PyTorch 1.8/1.9)"),
     Trace("kineto_cupti_test_h100.json.gz", "CUDA"),
     Trace("tracelens_h100_bert_small.json.gz", "CUDA"),
     Trace("tracelens_h100_vit_nsfw.json.gz", "CUDA"),
-    Trace("tracelens_mi300_bert_small.json.gz", "ROCm", ROCM_FAILS),
-    Trace("tracelens_mi300_qwen05b.json.gz", "ROCm", ROCM_FAILS),
-    Trace("tracelens_mi210_gpu_only.json.gz", "ROCm", ROCM_FAILS),
-    Trace("tracelens_mi300_triton.json.gz", "ROCm", ROCM_FAILS,
+    Trace("tracelens_mi300_bert_small.json.gz", "ROCm", ROCM),
+    Trace("tracelens_mi300_qwen05b.json.gz", "ROCm", ROCM),
+    Trace("tracelens_mi210_gpu_only.json.gz", "ROCm", ROCM),
+    Trace("tracelens_mi300_triton.json.gz", "ROCm", ROCM,
           hta_fails="HTA 0.6.1 raises TypeError while loading it (pandas: an index_correlation "
                     "column downcast to int8 cannot hold the indices it then stores)"),
-    Trace("torch212_cpu_resnet18.json.gz", "CPU", (("all", SINCE_1970),)),
+    Trace("torch212_cpu_resnet18.json.gz", "CPU", SINCE_1970),
     Trace("torch215_cpu_resnet18.json.gz", "CPU"),
     # Larger traces, fetched by test/data/wild/fetch.sh (CI has no network: their tests skip).
-    Trace("deepseek_v3_train_ep64.json", "CUDA", (("all", SINCE_1970),), fetched=True),
+    Trace("deepseek_v3_train_ep64.json", "CUDA", SINCE_1970, fetched=True),
     Trace("tracelens_b200_eager.json.gz", "CUDA", fetched=True),
     Trace("tracelens_h100_owlv2.json.gz", "CUDA", fetched=True),
-    Trace("tracelens_mi300_owlv2.json.gz", "ROCm", ROCM_FAILS, fetched=True),
+    Trace("tracelens_mi300_owlv2.json.gz", "ROCm", ROCM, fetched=True),
 ]
 
 
 def cases(figure, vendors=("CUDA", "ROCm"), with_hta=True):
-    """pytest params: the corpus traces of these vendors (that HTA reads, when with_hta), each
-    marked xfail (strict) where main gets FIGURE wrong, with the reason."""
+    """pytest params: the corpus traces of these vendors (that HTA reads, when with_hta)."""
     params = []
     for t in CORPUS:
         if t.vendor not in vendors or (with_hta and t.hta_fails):
             continue
-        reason = t.reason(figure)
-        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-        params.append(pytest.param(t, marks=marks, id=t.file.split(".")[0]))
+        params.append(pytest.param(t, id=t.file.split(".")[0]))
     return params
 
 
