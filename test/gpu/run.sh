@@ -346,6 +346,11 @@ torch_part() {
     PYTHONPATH="$pkg" python3 bench/python/module_hooks.py --rounds 15 $grad 2>&1 | tail -6 |
       tee -a "$out/module_hooks.txt"
   done
+  # A torch.profiler trace of this machine's torch on CUDA for the wild corpus (issue 41), and
+  # the report on it (the test compares it with HTA once it is in test/data/wild).
+  python3 test/data/wild/record_torch_trace.py "$out/torch_cuda_resnet18.json.gz" --device cuda \
+    2>&1 | tail -2
+  build-gpu/gpuprobe report "$out/torch_cuda_resnet18.json.gz" 2>&1 | head -12 | tee "$out/wild_cuda_report.txt"
   PYTHONPATH="$pkg" timeout "${ZOO_BENCH_TIMEOUT:-150}" python3 bench/python/zoo_overhead.py --device cuda \
     --rounds 5 ${ZOO_BENCH_ARGS:-} 2>&1 | grep -v "Warning\|^gpuprobe: " | tee "$out/zoo_overhead_cuda.txt" | tail -32
 }
