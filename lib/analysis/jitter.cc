@@ -21,24 +21,6 @@ namespace {
 constexpr const char* kCauseNames[] = {"gc pause", "compile", "allocator", "synchronization",
                                        "large copy"};
 
-// Each deviation with its share of the outlier's excess, and its own deviations inside it.
-nlohmann::json deviations(const std::vector<Deviation>& ds, std::int64_t excess,
-                          std::int64_t start) {
-  nlohmann::json a = nlohmann::json::array();
-  for (const Deviation& d : ds) {
-    a.push_back(
-        {{"name", d.name},
-         {"start_ms", ms(d.begin_ns - start)},
-         {"duration_ms", ms(d.duration_ns)},
-         {"median_ms", ms(d.median_ns)},
-         {"excess_ms", ms(d.excess_ns)},
-         {"share_of_excess",
-          excess > 0 ? static_cast<double>(d.excess_ns) / static_cast<double>(excess) : 0.0},
-         {"children", deviations(d.children, excess, start)}});
-  }
-  return a;
-}
-
 }  // namespace
 
 const char* Jitter::cause_name(int cause) { return kCauseNames[cause]; }
@@ -340,7 +322,7 @@ void Jitter::write_json(const TraceContext& trace, nlohmann::json* report) const
                         {"excess_ms", ms(o.excess_ns)},
                         {"thread", o.thread},
                         {"causes", causes(o.causes)},
-                        {"children", deviations(o.children, o.excess_ns, trace.start_ns)}});
+                        {"children", deviations_json(o.children, o.excess_ns, trace.start_ns)}});
   }
   (*report)["jitter"] = {{"range", result_.latency_name},
                          {"range_reason", result_.latency_reason},

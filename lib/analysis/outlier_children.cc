@@ -1,6 +1,9 @@
 #include "analysis/outlier_children.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "analysis/analysis.h"
 
 namespace gpuprobe::analysis {
 namespace {
@@ -52,6 +55,23 @@ std::vector<Deviation> deviating_children(const Names& names, const NameStats* o
     return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;
   });
   return nest(all, 0, all.size(), width, depth);
+}
+
+nlohmann::json deviations_json(const std::vector<Deviation>& ds, std::int64_t excess,
+                               std::int64_t start) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const Deviation& d : ds) {
+    a.push_back(
+        {{"name", d.name},
+         {"start_ms", ms(d.begin_ns - start)},
+         {"duration_ms", ms(d.duration_ns)},
+         {"median_ms", ms(d.median_ns)},
+         {"excess_ms", ms(d.excess_ns)},
+         {"share_of_excess",
+          excess > 0 ? static_cast<double>(d.excess_ns) / static_cast<double>(excess) : 0.0},
+         {"children", deviations_json(d.children, excess, start)}});
+  }
+  return a;
 }
 
 }  // namespace gpuprobe::analysis

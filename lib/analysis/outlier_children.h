@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -29,5 +30,10 @@ std::vector<Deviation> deviating_children(const Names& names, const NameStats* o
                                           std::uint32_t thread, std::int64_t begin,
                                           std::int64_t end, std::int64_t excess_ns,
                                           std::size_t width = 5, int depth = 4);
+
+// `ds` as the report's JSON: each deviation's name, start (ms from `start`), duration, median,
+// excess, its share of the outlier's `excess`, and its own children the same way.
+nlohmann::json deviations_json(const std::vector<Deviation>& ds, std::int64_t excess,
+                               std::int64_t start);
 
 }  // namespace gpuprobe::analysis
