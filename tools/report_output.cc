@@ -97,6 +97,42 @@ void print_modes(const std::vector<analysis::CompileResult::ModeRow>& modes, std
   }
 }
 
+// Each device's active span (first to last GPU work): idle, compute and non-compute shares as
+// HTA's temporal breakdown, and the communication that overlaps compute.
+void print_breakdown(const analysis::GpuBreakdownResult& b, std::FILE* o) {
+  for (const analysis::DeviceBreakdown& d : b.devices) {
+    std::fprintf(o,
+                 "  GPU %u: active span %.3f ms (first to last GPU work): idle %.1f%%, compute "
+                 "%.1f%%, non-compute (communication, copies, sets) %.1f%%\n",
+                 d.device, ms(d.span_ns()), d.percent_of_span(d.idle_ns()),
+                 d.percent_of_span(d.compute_ns), d.percent_of_span(d.non_compute_ns()));
+    if (d.communication_ns > 0) {
+      std::fprintf(o,
+                   "  GPU %u: communication-computation overlap %.1f%% of %.3f ms of "
+                   "communication kernels\n",
+                   d.device, d.overlap_percent(), ms(d.communication_ns));
+    } else {
+      std::fprintf(o, "  GPU %u: no communication kernels (no overlap figure)\n", d.device);
+    }
+  }
+}
+
+// Sets (memsets) per device, beside the copies: memory time is copies and sets.
+void print_memsets(const analysis::GpuBreakdownResult& b, std::FILE* o) {
+  bool any = false;
+  for (const analysis::DeviceBreakdown& d : b.devices) any = any || d.memsets > 0;
+  if (!any) return;
+  std::fprintf(o, "\nmemsets\n  %-8s %8s %14s %10s %18s\n", "device", "sets", "bytes", "ms",
+               "memory ms (+copies)");
+  for (const analysis::DeviceBreakdown& d : b.devices) {
+    if (d.memsets == 0) continue;
+    std::fprintf(o, "  GPU %-4u %8llu %14llu %10.3f %18.3f\n", d.device,
+                 static_cast<unsigned long long>(d.memsets),
+                 static_cast<unsigned long long>(d.memset_bytes), ms(d.memset_ns),
+                 ms(d.memory_ns()));
+  }
+}
+
 }  // namespace
 
 void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::FILE* o) {
@@ -130,6 +166,7 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
     for (const auto& [device, busy] : r.gpu.device_busy_percent)
       std::fprintf(o, "  GPU %u: busy %.1f%% of the %s\n", device, busy,
                    r.gpu.sampled ? "time recorded" : "trace");
+    print_breakdown(r.breakdown, o);
     std::fprintf(o, "  %-16s %8s %7s %10s %8s %14s %14s %14s\n", "stream", "kernels", "copies",
                  "busy ms", "busy %", "host wait ms", "kernel wait ms", "other idle ms");
     for (const analysis::StreamStats& s : r.gpu.streams) {
@@ -195,6 +232,7 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
       }
     }
   }
+  print_memsets(r.breakdown, o);
   if (!r.latency.empty()) {
     std::fprintf(o, "\nlatency by range name\n  %-40s %8s %10s %10s %10s %10s %10s\n", "name",
                  "count", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms");

@@ -61,6 +61,7 @@ Status TraceReport::close(const Stats& stats, const TimeBase&) {
   r.devices = info_.devices;
   r.names = names_.result();
   r.gpu = gpu_.result();
+  r.breakdown = breakdown_.result();
   r.bounds = bounds_.result();
   r.latency = latency_.result();
   r.jitter = jitter_.result();

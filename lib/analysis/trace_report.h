@@ -13,6 +13,7 @@
 
 #include "analysis/compile.h"
 #include "analysis/data_loading.h"
+#include "analysis/gpu_breakdown.h"
 #include "analysis/gpu_idle.h"
 #include "analysis/jitter.h"
 #include "analysis/kernel_bounds.h"
@@ -54,6 +55,7 @@ struct ReportResult {
   std::vector<DeviceInfo> devices;
   NamesResult names;
   GpuIdleResult gpu;
+  GpuBreakdownResult breakdown;  // per device: compute, non-compute, idle; memsets
   KernelBoundsResult bounds;
   std::vector<LatencyRow> latency;
   JitterResult jitter;
@@ -93,6 +95,7 @@ class TraceReport : public Sink {
   TraceContext context_;
   Names names_;
   GpuIdle gpu_;
+  GpuBreakdown breakdown_;
   KernelBounds bounds_;
   Latency latency_;
   CpuState cpu_;  // before jitter_, which asks it about each outlier
@@ -101,8 +104,8 @@ class TraceReport : public Sink {
   DataLoading data_;
   Memory memory_;      // after jitter_: it reads the outliers
   Timeline timeline_;  // after jitter_: its target and causes; only with options_.timeline
-  std::vector<Analysis*> analyses_ = {&names_,  &gpu_,     &bounds_, &latency_, &cpu_,
-                                      &jitter_, &compile_, &data_,   &memory_};
+  std::vector<Analysis*> analyses_ = {&names_, &gpu_,    &breakdown_, &bounds_, &latency_,
+                                      &cpu_,   &jitter_, &compile_,   &data_,   &memory_};
   std::uint64_t events_ = 0;
   std::int64_t first_ns_ = INT64_MAX, last_ns_ = INT64_MIN;
   ReportResult result_;

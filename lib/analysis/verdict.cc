@@ -41,6 +41,15 @@ std::string cause_words(const CauseOverlap& c) {
   return words;
 }
 
+// Whether some device ran work on more than one stream.
+bool several_streams(const GpuIdleResult& r) {
+  std::map<std::uint32_t, int> streams;
+  for (const StreamStats& s : r.streams) {
+    if (++streams[s.device] > 1) return true;
+  }
+  return false;
+}
+
 // The device's part: data loading, or what the GPU's time says.
 std::string device_verdict(const GpuIdleResult& r, const KernelBoundsResult& b,
                            const DataLoadingResult& data, std::int64_t gpu_kernel_ns,
@@ -187,6 +196,20 @@ std::string device_verdict(const GpuIdleResult& r, const KernelBoundsResult& b,
         "between its kernels are host wait (the CPU had not launched the next kernel "
         "yet): move work off the launching thread, batch more, or use CUDA graphs",
         busy, 100.0 * static_cast<double>(host) / static_cast<double>(idle));
+  }
+  // A mostly idle device with several streams whose gaps are not host wait: the next kernel
+  // was queued and the stream waited, for another stream's work (an event, a stream wait) or
+  // for launch overhead between queued work. Not GPU-bound (the GPU is mostly idle), not
+  // CPU-bound (the host was ahead).
+  if (busy < 50 && idle > 0 && (kernel + other) * 2 > idle && several_streams(r)) {
+    return absl::StrFormat(
+        "GPU waits on its other streams most of its idle time: the busiest GPU works %.0f%% of "
+        "the time and %.0f%% of the gaps between its kernels came with the next kernel already "
+        "launched (%.3f ms of waits over 30 us, %.3f ms of shorter ones; host wait only %.0f%%): "
+        "look at the cross-stream dependencies (events, stream waits, synchronizations) and "
+        "overlap the streams' work",
+        busy, 100.0 * static_cast<double>(kernel + other) / static_cast<double>(idle), ms(other),
+        ms(kernel), 100.0 * static_cast<double>(host) / static_cast<double>(idle));
   }
   if (b.communication_class_ns * 2 > gpu_kernel_ns) {
     return absl::StrFormat(

@@ -16,6 +16,8 @@ namespace gpuprobe::analysis {
 // `compile`: torch.compile's, when the trace has any; `jitter`: the latency outliers, when any.
 // In parts joined by "; ": the latency outliers' largest cause (whatever the device), then
 // compile-bound (which ends it), or compile warm-up, then what bounds the program's device.
+// A mostly idle device (under 50 %) with several streams, whose gaps are mostly not host wait
+// (the next kernel was already launched), waits on its other streams: named so, not GPU-bound.
 std::string verdict(const GpuIdleResult& gpu, const KernelBoundsResult& bounds,
                     const DataLoadingResult& data, std::int64_t gpu_kernel_ns,
                     std::int64_t tiny_kernel_ns, const CompileResult* compile = nullptr,

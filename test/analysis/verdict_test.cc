@@ -83,6 +83,36 @@ TEST_CASE("by the class that holds most kernel time: communication, memory, comp
                "GPU-bound: the busiest GPU works 95%"));
 }
 
+TEST_CASE("a mostly idle GPU waiting on its other streams is named so, not GPU-bound") {
+  // Two streams of device 0, 35 % busy: 10 ms of host wait, 70 ms of waits with the next kernel
+  // already launched (over 30 us), 20 ms of shorter ones; kernel time mostly GEMMs.
+  GpuIdleResult g = one_stream(35, 10 * kMs, 20 * kMs, 70 * kMs);
+  StreamStats second;
+  second.stream = 2;
+  g.streams.push_back(second);
+  KernelBoundsResult b;
+  b.compute_class_ns = 90 * kMs;
+  const std::string v = verdict(g, b, DataLoadingResult{}, 100 * kMs, 10'000);
+  CHECK(starts(v,
+               "GPU waits on its other streams most of its idle time: the busiest GPU works "
+               "35% of the time and 90% of the gaps"));
+  CHECK(v.find("70.000 ms of waits over 30 us, 20.000 ms of shorter ones; host wait only 10%") !=
+        std::string::npos);
+  // One stream: nothing else to wait on; by its kernels' class as before.
+  CHECK(starts(verdict(one_stream(35, 10 * kMs, 20 * kMs, 70 * kMs), b, DataLoadingResult{},
+                       100 * kMs, 10'000),
+               "GPU-bound, mostly compute-bound"));
+  // Busy most of the time: GPU-bound, whatever its few gaps wait on.
+  GpuIdleResult busy = g;
+  busy.device_busy_percent[0] = 80;
+  CHECK(starts(verdict(busy, b, DataLoadingResult{}, 100 * kMs, 10'000),
+               "GPU-bound, mostly compute-bound"));
+  // Host wait most of the idle: still CPU-bound.
+  GpuIdleResult host = g;
+  host.streams[0].host_wait_ns = 200 * kMs;
+  CHECK(starts(verdict(host, b, DataLoadingResult{}, 100 * kMs, 10'000), "CPU-bound"));
+}
+
 }  // namespace
 }  // namespace gpuprobe::analysis
 

@@ -7,6 +7,9 @@ oracle's definitions matched as wild_corpus.py says) and against each file's own
 - the GPU's busy time (the union of kernels, copies and sets);
 - the idle time before each kernel per stream, split into host wait, kernel wait and other;
 - the launch delay (kernel start less the launch call's end): count, P50, P99, max;
+- the temporal breakdown of the device's active span (idle, compute, non-compute), memsets and
+  memory time, and the communication-computation overlap (on a built trace with NCCL kernels:
+  no corpus trace kept here has any; without them neither tool gives a figure);
 - ROCm's GEMM kernels classed as compute; CPU-only traces' ranges against the file's events.
 
 Agreement is within 0.5 %, except the launch-delay percentiles: the report's come from a
@@ -27,6 +30,7 @@ from wild_corpus import cases, present, report
 REL = 0.005  # 0.5 %
 HISTOGRAM_REL = 0.011  # the report's LogHistogram: bucket midpoints within 1.1 %
 ABS_US = 0.002  # HTA keeps microseconds in doubles: 2 ns for its sums' rounding
+PCTG_ROUNDING = 0.005  # HTA rounds its percentages to 0.01
 
 
 @pytest.fixture(scope="module")
@@ -124,8 +128,7 @@ def test_kernel_totals_and_busy_agree_with_the_files_events(trace):
 @pytest.mark.parametrize("trace", cases("copies"))
 def test_copies_agree_with_hta(trace, hta):
     """Copies per direction (HTA's 'Memcpy HtoD (Pageable -> Device)' rows, by direction): count
-    and time. HTA's 'Memset' rows have no counterpart in the report (no memset figure yet: issue
-    41's report additions); they are in the busy time, compared below."""
+    and time. HTA's 'Memset' rows are the report's memsets, compared in their own test."""
     theirs = collections.defaultdict(lambda: [0, 0.0])
     for name, (calls, total_us) in hta(trace).kernels.items():
         if name.startswith("Memcpy"):
@@ -232,3 +235,102 @@ def test_cpu_trace_ranges_agree_with_the_files_events(trace):
     timed = [e for e in events if isinstance(e.get("ts"), int)]
     span_ns = max(e["ts"] + e.get("dur", 0) for e in timed) - min(e["ts"] for e in timed)
     assert ours["duration_ms"] * 1e6 == pytest.approx(span_ns, rel=1e-9, abs=1)
+
+
+def only_device(ours):
+    """The breakdown of the trace's one device (every corpus trace HTA reads has one; HTA's
+    figures are per rank)."""
+    devices = ours["gpu"]["breakdown"]
+    assert len(devices) == 1
+    return next(iter(devices.values()))
+
+
+def check_breakdown(ours, theirs):
+    """The report's breakdown of one device against HTA's get_temporal_breakdown row."""
+    pairs = (("active_span_ms", "kernel_time(us)"), ("idle_ms", "idle_time(us)"),
+             ("compute_ms", "compute_time(us)"), ("non_compute_ms", "non_compute_time(us)"))
+    for key, column in pairs:
+        assert ours[key] * 1000 == pytest.approx(theirs[column], rel=REL, abs=ABS_US), key
+    span = theirs["kernel_time(us)"]
+    for key, column in (("idle_percent_of_span", "idle_time(us)"),
+                        ("compute_percent_of_span", "compute_time(us)"),
+                        ("non_compute_percent_of_span", "non_compute_time(us)")):
+        assert ours[key] == pytest.approx(100 * theirs[column] / span, rel=REL, abs=1e-6), key
+
+
+@pytest.mark.parametrize("trace", cases("breakdown"))
+def test_temporal_breakdown_agrees_with_hta(trace, hta):
+    """Over the device's active span (first GPU work's start to the last one's end): idle (no
+    work), compute (kernels other than communication), non-compute (communication kernels,
+    copies and sets outside compute), as HTA's get_temporal_breakdown. The idle share of the
+    span is HTA's idle_time_pctg, beside the report's busy share of the whole trace."""
+    check_breakdown(only_device(report(trace)), hta(trace).temporal)
+
+
+@pytest.mark.parametrize("trace", cases("memsets"))
+def test_memsets_agree_with_hta(trace, hta):
+    """Memsets (count and total time) as HTA's kernel breakdown's 'Memset ...' rows (its memory
+    breakdown); the device's memory time is its copies and sets."""
+    sets = [(calls, total) for name, (calls, total) in hta(trace).kernels.items()
+            if name.startswith("Memset")]
+    ours = report(trace)
+    assert len(ours["memsets"]) == (1 if sets else 0)
+    if sets:
+        assert ours["memsets"][0]["sets"] == sum(calls for calls, _ in sets)
+        total_us = sum(total for _, total in sets)
+        assert ours["memsets"][0]["ms"] * 1000 == pytest.approx(total_us, rel=REL, abs=ABS_US)
+    memory_us = sum(total for name, (_, total) in hta(trace).kernels.items()
+                    if name.startswith(("Memset", "Memcpy")))
+    assert only_device(ours)["memory_ms"] * 1000 == pytest.approx(memory_us, rel=REL, abs=ABS_US)
+
+
+@pytest.mark.parametrize("trace", cases("overlap"))
+def test_comm_comp_overlap_agrees_with_hta(trace, hta):
+    """Communication-computation overlap as HTA's get_comm_comp_overlap; a trace without
+    communication kernels has no figure in either (HTA's 0 / 0 is NaN, the report's null)."""
+    theirs = hta(trace).overlap_percent
+    ours = only_device(report(trace))["comm_compute_overlap_percent"]
+    if math.isnan(theirs):
+        assert ours is None
+    else:
+        assert ours == pytest.approx(theirs, rel=REL, abs=PCTG_ROUNDING)
+
+
+def synthetic_collective_trace(path):
+    """A Kineto trace built here with exactly known overlap: GEMMs on stream 7 at [100, 200),
+    [300, 400) and [500, 520) us, a memset at [450, 460) us, NCCL kernels on stream 13 at
+    [150, 350) and [510, 600) us: communication 290 us, 110 us of it under GEMMs (37.93 %);
+    span 500 us, busy 410, compute 220, non-compute 190, idle 90."""
+    events = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1,
+               "ts": 0, "dur": 700, "args": {}}]
+    work = [("kernel", "ampere_sgemm_128x64_nn", 7, 100, 200),
+            ("kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 13, 150, 350),
+            ("kernel", "ampere_sgemm_128x64_nn", 7, 300, 400),
+            ("gpu_memset", "Memset (Device)", 7, 450, 460),
+            ("kernel", "ampere_sgemm_128x64_nn", 7, 500, 520),
+            ("kernel", "ncclKernel_AllGather_RING_LL_Sum_int8", 13, 510, 600)]
+    for correlation, (cat, name, stream, begin, end) in enumerate(work, start=1):
+        launch = "cudaMemsetAsync" if cat == "gpu_memset" else "cudaLaunchKernel"
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": launch, "pid": 1, "tid": 1,
+                       "ts": begin - 20, "dur": 5, "args": {"correlation": correlation}})
+        events.append({"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": stream, "ts": begin,
+                       "dur": end - begin, "args": {"device": 0, "stream": stream,
+                                                   "correlation": correlation}})
+    trace = {"schemaVersion": 1, "distributedInfo": {"rank": 0}, "traceEvents": events}
+    path.write_text(json.dumps(trace))
+    return path
+
+
+def test_comm_comp_overlap_and_breakdown_agree_with_hta_on_a_built_trace(tmp_path):
+    """No corpus trace in the repository has communication kernels: on one built with a known
+    overlap, the report, HTA and the construction agree."""
+    path = synthetic_collective_trace(tmp_path / "collective.json")
+    theirs = wc.Hta(path, tmp_path / "hta")
+    ours = only_device(wc._report(path))
+    assert ours["comm_compute_overlap_percent"] == pytest.approx(100 * 110 / 290)
+    assert ours["comm_compute_overlap_percent"] == pytest.approx(theirs.overlap_percent,
+                                                                 abs=PCTG_ROUNDING)
+    assert ours["communication_ms"] == pytest.approx(0.290)
+    check_breakdown(ours, theirs.temporal)
+    assert (ours["idle_ms"], ours["compute_ms"], ours["non_compute_ms"]) == pytest.approx(
+        (0.090, 0.220, 0.190))

@@ -33,7 +33,8 @@ WILD = pathlib.Path(__file__).parent.parent / "data" / "wild"
 FETCHED = WILD / "fetched"  # where test/data/wild/fetch.sh puts the larger traces
 BUILD = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build"))
 
-FIGURES = ("read", "kernels", "copies", "busy", "idle", "launch", "classes", "cpu")
+FIGURES = ("read", "kernels", "copies", "busy", "idle", "launch", "classes", "cpu", "breakdown",
+           "memsets", "overlap")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,6 +174,19 @@ class Hta:
         """The union of the GPU's work: the temporal breakdown's span less its idle time."""
         row = self.analysis.get_temporal_breakdown(visualize=False).iloc[0]
         return row["kernel_time(us)"] - row["idle_time(us)"]
+
+    @functools.cached_property
+    def temporal(self):
+        """HTA's get_temporal_breakdown row of the trace's rank: idle_time(us), compute_time(us),
+        non_compute_time(us), kernel_time(us) (the span) and their _pctg of the span."""
+        return self.analysis.get_temporal_breakdown(visualize=False).iloc[0]
+
+    @functools.cached_property
+    def overlap_percent(self):
+        """HTA's get_comm_comp_overlap of the trace's rank, in percent rounded to 0.01 (NaN
+        without communication kernels: 0 / 0)."""
+        table = self.analysis.get_comm_comp_overlap(visualize=False)
+        return float(table.iloc[0]["comp_comm_overlap_pctg"])
 
     @functools.cached_property
     def idle(self):
