@@ -71,6 +71,7 @@ CORPUS = [
                     "column downcast to int8 cannot hold the indices it then stores)"),
     Trace("torch212_cpu_resnet18.json.gz", "CPU", SINCE_1970),
     Trace("torch215_cpu_resnet18.json.gz", "CPU"),
+    Trace("torch211_cuda_resnet18.json.gz", "CUDA", "recorded on the H100 with torch 2.11"),
     # Larger traces, fetched by test/data/wild/fetch.sh (CI has no network: their tests skip).
     Trace("deepseek_v3_train_ep64.json", "CUDA", SINCE_1970, fetched=True),
     Trace("tracelens_b200_eager.json.gz", "CUDA", fetched=True),
