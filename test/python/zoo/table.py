@@ -20,6 +20,8 @@ def _cell(row):
 def _why(row):
     if row["status"] == "pass":
         return ""
+    if row["status"] == "baseline error":
+        return "fails without gpuprobe too: " + (row["base_error"] or "")
     if row["probe_error"]:
         return "raises: " + row["probe_error"]
     return row["problems"][0] if row["problems"] else (row["base_error"] or "")
