@@ -2,7 +2,7 @@
 # Builds gpuprobe on the GPU machine, runs every test (the GPU ones included) and the benchmarks,
 # runs a two-rank data-parallel job (NCCL where there are two GPUs), and prints a short table last. Debian packages the machine lacks travel as .deb files in .deps/
 # (git-ignored; `apt-get download` them there) and are unpacked into a private prefix.
-#   test/gpu/run.sh [all|python|torch|ranks|bursts|production|serving [BENCH ARGS]]   (writes logs under
+#   test/gpu/run.sh [all|tests|python|torch|ranks|bursts|production|serving [BENCH ARGS]]   (writes logs under
 #   $OUT when set; python, ranks: that part only; production: the serving scenario test with Prometheus, the
 #   always-on cost benchmarks (HTTP servers, and in one process: PRODUCTION_PARTS=inprocess) and the
 #   full-window dump; serving: the PyTorch serving workload under
@@ -79,6 +79,17 @@ configure() {
     -DCMAKE_CUDA_ARCHITECTURES=90 2>&1 | grep -E "gpuprobe|Catch2|CUDA compiler identification|Error" | tee "$out/configure.log"
 }
 
+# tests: the build and every test, the GPU ones included, and launch_helper_test 20 times more
+# (it once failed an arithmetic check: copies and kernels on unordered streams, fixed in 8259def).
+if [ "$part" = tests ]; then
+  configure
+  cmake --build build-gpu 2>&1 | tail -1
+  ctest --test-dir build-gpu --output-on-failure -j8 2>&1 | tee "$out/ctest.log" | tail -6
+  ok=0
+  for i in $(seq 20); do build-gpu/test/gpu/launch_helper_test >/dev/null 2>&1 && ok=$((ok + 1)); done
+  echo "launch_helper_test: $ok of 20 runs passed" | tee "$out/launch_helper_repeat.txt"
+  exit 0
+fi
 # bursts: the gpu_burst= test and the launch benchmark (its cases include one between bursts).
 if [ "$part" = bursts ]; then
   configure
