@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string_view>
 
 #include "formats/sched_counters.h"
 
@@ -15,8 +17,12 @@ void CpuState::add(const ReportEvent& r) {
     std::int64_t tid = 0;
     const int kind = sc::parse(e.site->name, &tid);
     if (kind == 0) return;
-    Series& s = series_[tid];
-    (kind == 1 ? s.running : s.waiting).push_back({r.begin_ns, e.value});
+    SchedSeries& s = series_[tid];
+    if (kind == 1) {
+      s.add_running(r.begin_ns, e.value);
+    } else {
+      s.add_waiting(r.begin_ns, e.value);
+    }
   } else if (e.type == EventType::kRange && r.row != nullptr &&
              r.end_ns - r.begin_ns >= kMinRangeNs) {
     if (ranges_.size() < kMaxRanges) {
@@ -30,42 +36,37 @@ void CpuState::add(const ReportEvent& r) {
 
 void CpuState::finish(const TraceContext& trace) {
   trace_ = &trace;
-  const auto by_time = [](const Sample& a, const Sample& b) { return a.at_ns < b.at_ns; };
   for (auto& [tid, s] : series_) {
-    std::sort(s.running.begin(), s.running.end(), by_time);
-    std::sort(s.waiting.begin(), s.waiting.end(), by_time);
+    s.finish();
+    if (!s.empty()) last_sample_ns_ = std::max(last_sample_ns_, s.last_ns());
   }
   std::sort(ranges_.begin(), ranges_.end(),
             [](const KeptRange& a, const KeptRange& b) { return a.begin < b.begin; });
 }
 
-double CpuState::at(const std::vector<Sample>& s, std::int64_t t) {
-  const auto it = std::lower_bound(s.begin(), s.end(), t,
-                                   [](const Sample& x, std::int64_t v) { return x.at_ns < v; });
-  if (it == s.begin()) return s.front().total_ns;
-  if (it == s.end()) return s.back().total_ns;
-  const Sample& a = *(it - 1);
-  const Sample& b = *it;
-  if (b.at_ns == a.at_ns) return b.total_ns;
-  return a.total_ns + (b.total_ns - a.total_ns) * static_cast<double>(t - a.at_ns) /
-                          static_cast<double>(b.at_ns - a.at_ns);
+std::int64_t CpuState::ran(std::int64_t tid, std::int64_t begin, std::int64_t end) const {
+  const auto it = series_.find(tid);
+  if (it == series_.end() || it->second.empty() || it->second.first_ns() > begin ||
+      end > last_sample_ns_)
+    return -1;
+  return std::max<std::int64_t>(static_cast<std::int64_t>(it->second.running(begin, end)), 0);
 }
 
 CpuSplit CpuState::split(std::int64_t tid, std::int64_t begin, std::int64_t end) const {
   CpuSplit out;
   const auto it = series_.find(tid);
-  // Known only when samples bracket the span: before it, the thread's totals may be anything.
-  if (it == series_.end() || it->second.running.empty() || it->second.waiting.empty() ||
-      it->second.running.front().at_ns > begin || end <= begin)
+  // Known only when samples bracket the span: before the thread's first sample its totals may be
+  // anything, and past the last sampling of all threads nothing was read.
+  if (it == series_.end() || it->second.empty() || it->second.first_ns() > begin ||
+      end > last_sample_ns_ || end <= begin)
     return out;
-  const Series& s = it->second;
+  const SchedSeries& s = it->second;
   const std::int64_t span = end - begin;
   out.known = true;
-  out.running_ns = std::clamp<std::int64_t>(
-      static_cast<std::int64_t>(at(s.running, end) - at(s.running, begin)), 0, span);
-  out.waiting_ns =
-      std::clamp<std::int64_t>(static_cast<std::int64_t>(at(s.waiting, end) - at(s.waiting, begin)),
-                               0, span - out.running_ns);
+  out.running_ns =
+      std::clamp<std::int64_t>(static_cast<std::int64_t>(s.running(begin, end)), 0, span);
+  out.waiting_ns = std::clamp<std::int64_t>(static_cast<std::int64_t>(s.waiting(begin, end)), 0,
+                                            span - out.running_ns);
   out.blocked_ns = span - out.running_ns - out.waiting_ns;
   const std::vector<ThreadInfo>& threads = trace_->stats->threads;
   const auto thread_of_tid = [&](std::int64_t os_tid) -> std::string {
@@ -75,30 +76,82 @@ CpuSplit CpuState::split(std::int64_t tid, std::int64_t begin, std::int64_t end)
     return "thread " + std::to_string(os_tid);
   };
   for (const auto& [other, series] : series_) {
-    if (other == tid || series.running.empty()) continue;
-    const auto ran = static_cast<std::int64_t>(at(series.running, end) - at(series.running, begin));
+    if (other == tid || series.empty()) continue;
+    const auto ran = static_cast<std::int64_t>(series.running(begin, end));
     if (ran > out.busiest_running_ns) {
       out.busiest_running_ns = std::min(ran, span);
       out.busiest_thread = thread_of_tid(other);
     }
   }
-  // The other threads' ranges overlapping the span; ranges_ is sorted by begin, and a range
-  // that overlaps began before `end`.
+  if (out.blocked_ns > 0) find_holder(tid, begin, end, &out);
+  return out;
+}
+
+void CpuState::find_holder(std::int64_t tid, std::int64_t begin, std::int64_t end,
+                           CpuSplit* out) const {
+  const std::vector<ThreadInfo>& threads = trace_->stats->threads;
+  // The other threads' ranges overlapping the span, and its own thread's (the places it waited
+  // at); ranges_ is sorted by begin, and a range that overlaps began before `end`. None that
+  // began more than the longest range before `begin` reaches it.
   const auto by_begin = [](const KeptRange& k, std::int64_t t) { return k.begin < t; };
   const auto last = std::lower_bound(ranges_.begin(), ranges_.end(), end, by_begin);
-  // None that began more than the longest range before `begin` reaches it.
-  for (auto k = std::lower_bound(ranges_.begin(), last, begin - longest_, by_begin); k != last;
-       ++k) {
-    if (k->end <= begin || k->thread >= threads.size() || threads[k->thread].os_tid == tid)
+  const auto first = std::lower_bound(ranges_.begin(), last, begin - longest_, by_begin);
+  struct Candidate {
+    const KeptRange* range;
+    std::int64_t shared, on_cpu;
+    bool same_place;
+  };
+  std::vector<Candidate> others;
+  std::set<std::string_view> own;
+  for (auto k = first; k != last; ++k) {
+    if (k->end <= begin || k->thread >= threads.size()) continue;
+    if (threads[k->thread].os_tid == tid) {
+      own.insert(k->name);
       continue;
-    const std::int64_t shared = std::min(end, k->end) - std::max(begin, k->begin);
-    if (shared > out.holder_overlap_ns) {
-      out.holder_overlap_ns = shared;
-      out.holder_range = k->name;
-      out.holder_thread = threads[k->thread].name;
+    }
+    const std::int64_t from = std::max(begin, k->begin), to = std::min(end, k->end);
+    others.push_back({&*k, to - from, ran(threads[k->thread].os_tid, from, to), false});
+  }
+  // Fellow waiters: threads all of whose ranges here are named as this thread's own (waiting at
+  // the same place), off a CPU for most of the longest.
+  struct Thread {
+    bool same_place = true;
+    const Candidate* longest = nullptr;
+  };
+  std::map<std::uint32_t, Thread> by_thread;
+  for (Candidate& c : others) {
+    c.same_place = own.count(c.range->name) > 0;
+    Thread& t = by_thread[c.range->thread];
+    t.same_place = t.same_place && c.same_place;
+    if (t.longest == nullptr || c.shared > t.longest->shared) t.longest = &c;
+  }
+  std::set<std::uint32_t> waiters;
+  for (const auto& [thread, t] : by_thread) {
+    if (t.same_place && t.longest->on_cpu >= 0 && t.longest->on_cpu * 2 < t.longest->shared)
+      waiters.insert(thread);
+  }
+  const std::int64_t covers = out->blocked_ns * 9 / 10;
+  const Candidate* best = nullptr;
+  for (const Candidate& c : others) {
+    if (waiters.count(c.range->thread) > 0) continue;
+    const auto length = [](const Candidate* x) { return x->range->end - x->range->begin; };
+    if (best == nullptr || (c.shared >= covers ? best->shared < covers || length(&c) < length(best)
+                                               : best->shared < covers && c.shared > best->shared))
+      best = &c;
+  }
+  if (best == nullptr) {
+    // Only fellow waiters: the first to arrive got what the others wait for.
+    for (const Candidate& c : others) {
+      if (c.same_place && (best == nullptr || c.range->begin < best->range->begin)) best = &c;
     }
   }
-  return out;
+  if (best == nullptr) return;
+  waiters.erase(best->range->thread);
+  out->holder_range = best->range->name;
+  out->holder_thread = threads[best->range->thread].name;
+  out->holder_overlap_ns = best->shared;
+  out->holder_running_ns = best->on_cpu;
+  out->other_waiters = static_cast<int>(waiters.size());
 }
 
 void CpuState::write_json(const TraceContext&, nlohmann::json* report) const {

@@ -267,8 +267,17 @@ void Jitter::finish(const TraceContext& trace) {
       if (cpu.blocked_ns >= floor) {
         std::string why;
         if (cpu.holder_overlap_ns * 2 >= cpu.blocked_ns) {
-          why = "while \"" + cpu.holder_range + "\" ran on " + cpu.holder_thread + " (" +
+          o.blocked_behind = {cpu.holder_range, cpu.holder_thread, cpu.holder_overlap_ns,
+                              cpu.holder_running_ns, cpu.other_waiters};
+          // A holder asleep in its range (a lock held across I/O or a sleep) did not run.
+          const bool ran =
+              cpu.holder_running_ns < 0 || cpu.holder_running_ns * 2 >= cpu.holder_overlap_ns;
+          why = "while \"" + cpu.holder_range + "\" " + (ran ? "ran" : "was open, off a CPU,") +
+                " on " + cpu.holder_thread + " (" +
                 absl::StrFormat("%.1f ms", ms(cpu.holder_overlap_ns)) + " of it)";
+          if (cpu.other_waiters > 0)
+            why += absl::StrFormat(", waiting behind %d other waiter%s", cpu.other_waiters,
+                                   cpu.other_waiters == 1 ? "" : "s");
         }
         if (cpu.busiest_running_ns * 2 >= cpu.blocked_ns) {
           why += std::string(why.empty() ? "while " : "; ") + cpu.busiest_thread +
@@ -323,6 +332,14 @@ void Jitter::write_json(const TraceContext& trace, nlohmann::json* report) const
                         {"thread", o.thread},
                         {"causes", causes(o.causes)},
                         {"children", deviations_json(o.children, o.excess_ns, trace.start_ns)}});
+    if (const BlockedBehind& b = o.blocked_behind; !b.range.empty()) {
+      outliers.back()["blocked_behind"] = {
+          {"range", b.range},
+          {"thread", b.thread},
+          {"overlap_ms", ms(b.overlap_ns)},
+          {"on_cpu_ms", b.on_cpu_ns >= 0 ? json(ms(b.on_cpu_ns)) : json(nullptr)},
+          {"other_waiters", b.other_waiters}};
+    }
   }
   (*report)["jitter"] = {{"range", result_.latency_name},
                          {"range_reason", result_.latency_reason},

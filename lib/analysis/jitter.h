@@ -31,6 +31,15 @@ struct CauseOverlap {
   std::string detail;  // for one outlier: what more is known (what ran while it was blocked)
 };
 
+// What a blocked outlier waited behind (analysis/cpu_state.h): another thread's range, how long
+// it overlapped the outlier and how much of that its thread was on a CPU (-1: not sampled), and
+// how many other threads waited at the same place.
+struct BlockedBehind {
+  std::string range, thread;
+  std::int64_t overlap_ns = 0, on_cpu_ns = -1;
+  int other_waiters = 0;
+};
+
 struct Outlier {
   std::int64_t begin_ns = 0, duration_ns = 0;
   std::int64_t excess_ns = 0;  // above the median instance
@@ -38,6 +47,7 @@ struct Outlier {
   std::int64_t os_tid = 0;
   std::vector<CauseOverlap> causes;  // by overlap, largest first
   std::vector<Deviation> children;   // the ranges inside it that deviated, top-down
+  BlockedBehind blocked_behind;      // when blocked and its holder found (range not empty)
 };
 
 struct JitterResult {

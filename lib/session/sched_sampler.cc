@@ -13,8 +13,6 @@
 #include <cstring>
 #include <map>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "formats/sched_counters.h"
 #include "gpuprobe/range.hpp"
@@ -29,8 +27,9 @@ struct Watched {
   std::uint64_t running = ~0ull, waiting = ~0ull;  // as last recorded
   const CallSite* running_site = nullptr;
   const CallSite* waiting_site = nullptr;
-  bool seen = false;   // in the latest listing
-  bool stale = false;  // unchanged at the latest sampling, so not recorded then
+  bool seen = false;          // in the latest listing
+  bool stale = false;         // unchanged at the latest sampling, so not recorded then
+  std::uint64_t read_at = 0;  // the ticks of its latest read
 };
 
 // Another thread's CPU-time clock (the kernel's encoding of a thread's clock id: its tid, the
@@ -85,6 +84,46 @@ void list_threads(std::map<long, Watched>* watched, long self, int* named) {
   }
 }
 
+// One sampling of every watched thread. Each thread's totals are stamped with the time they were
+// read (not one time for all: reading hundreds of threads takes a while). A thread's totals are
+// recorded only when they changed — or, with `every_thread`, always. A thread unchanged since its
+// last recording gets its old totals again at its previous read, so that what it did since lies
+// within one period, not spread over the whole quiet stretch.
+void sample(std::map<long, Watched>* watched, bool every_thread) {
+  const std::uint64_t gate = detail::gate_for(Category::kApp);
+  for (auto& [tid, w] : *watched) {
+    char text[96];
+    const ssize_t n = pread(w.fd, text, sizeof text - 1, 0);
+    if (n <= 0) continue;  // the thread ended: the next listing closes it
+    text[n] = '\0';
+    char* end = nullptr;
+    std::uint64_t running = std::strtoull(text, &end, 10);
+    const std::uint64_t waiting = std::strtoull(end, nullptr, 10);
+    // schedstat's time on a CPU is as of the scheduler's last accounting (up to a tick old
+    // for a thread running now); the thread's CPU clock adds what it has run since.
+    timespec cpu{};
+    if (clock_gettime(thread_cpu_clock(tid), &cpu) == 0)
+      running = static_cast<std::uint64_t>(cpu.tv_sec) * 1'000'000'000u +
+                static_cast<std::uint64_t>(cpu.tv_nsec);
+    const std::uint64_t now = gate != 0 ? detail::now_ticks(gate) : 0;
+    const bool changed = running != w.running || waiting != w.waiting;
+    if (gate != 0 && (changed || every_thread)) {
+      if (w.stale && w.read_at != 0) {
+        record(gate, w.running_site, w.read_at, w.running);
+        record(gate, w.waiting_site, w.read_at, w.waiting);
+      }
+      record(gate, w.running_site, now, running);
+      record(gate, w.waiting_site, now, waiting);
+      w.running = running;
+      w.waiting = waiting;
+      w.stale = false;
+    } else if (!changed) {
+      w.stale = true;
+    }
+    w.read_at = now;
+  }
+}
+
 }  // namespace
 
 SchedSampler::SchedSampler(std::int64_t period_ns) : period_ns_(period_ns) {
@@ -111,61 +150,20 @@ SchedSampler::~SchedSampler() {
 void SchedSampler::run() {
   const long self = static_cast<long>(syscall(SYS_gettid));
   std::map<long, Watched> watched;
-  std::vector<std::pair<Watched*, std::pair<std::uint64_t, std::uint64_t>>> changed;
   const auto period = std::chrono::nanoseconds(period_ns_);
-  std::uint64_t previous = 0;  // the ticks of the previous sampling
-  int named = 0;               // threads given counter names this session
+  int named = 0;  // threads given counter names this session
   std::unique_lock<std::mutex> lock(mu_);
   for (std::uint64_t tick = 0;; ++tick) {
     lock.unlock();
     if (tick % 10 == 0) list_threads(&watched, self, &named);
-    const std::uint64_t gate = detail::gate_for(Category::kApp);
-    const std::uint64_t now = gate != 0 ? detail::now_ticks(gate) : 0;
-    changed.clear();
-    for (auto& [tid, w] : watched) {
-      char text[96];
-      const ssize_t n = pread(w.fd, text, sizeof text - 1, 0);
-      if (n <= 0) continue;  // the thread ended: the next listing closes it
-      text[n] = '\0';
-      char* end = nullptr;
-      std::uint64_t running = std::strtoull(text, &end, 10);
-      const std::uint64_t waiting = std::strtoull(end, nullptr, 10);
-      // schedstat's time on a CPU is as of the scheduler's last accounting (up to a tick old
-      // for a thread running now); the thread's CPU clock adds what it has run since.
-      timespec cpu{};
-      if (clock_gettime(thread_cpu_clock(tid), &cpu) == 0)
-        running = static_cast<std::uint64_t>(cpu.tv_sec) * 1'000'000'000u +
-                  static_cast<std::uint64_t>(cpu.tv_nsec);
-      if (running != w.running || waiting != w.waiting) {
-        changed.push_back({&w, {running, waiting}});
-      } else {
-        w.stale = true;
-      }
-    }
-    if (gate != 0) {
-      // A thread unchanged for a while (blocked, asleep) gets its old totals again at the
-      // previous sampling, so that what it did since lies within one period, not spread over
-      // the whole quiet stretch.
-      for (auto& [w, totals] : changed) {
-        if (!w->stale || previous == 0) continue;
-        record(gate, w->running_site, previous, w->running);
-        record(gate, w->waiting_site, previous, w->waiting);
-      }
-      for (auto& [w, totals] : changed) {
-        record(gate, w->running_site, now, totals.first);
-        record(gate, w->waiting_site, now, totals.second);
-      }
-    }
-    for (auto& [w, totals] : changed) {
-      w->running = totals.first;
-      w->waiting = totals.second;
-      w->stale = false;
-    }
-    previous = now;
+    sample(&watched, /*every_thread=*/false);
     lock.lock();
     if (wake_.wait_for(lock, period, [this] { return stopping_; })) break;
   }
   lock.unlock();
+  // The last sampling records every thread, changed or not: past it the report knows nothing,
+  // and before it an unchanged thread was unchanged until the session stopped.
+  sample(&watched, /*every_thread=*/true);
   for (auto& [tid, w] : watched) close(w.fd);
 }
 

@@ -3,9 +3,12 @@
 // /proc/self/task/TID/schedstat)
 // sampled every PERIOD on a thread of its own, and recorded as counters named
 // "sched running ns (tid N)" and "sched waiting ns (tid N)" (formats/sched_counters.h), each
-// only when it changed, so that the report can split any span of a thread into running, waiting
-// for a CPU (preempted, run-queue delay) and blocked (a lock, I/O, sleep). The names carry the
-// thread because counter tracks are per process in Perfetto.
+// stamped with the time it was read and recorded only when it changed (and every thread's once
+// more when sampling stops), so that the report can split any span of a thread into running,
+// waiting for a CPU (preempted, run-queue delay) and blocked (a lock, I/O, sleep). The names
+// carry the thread because counter tracks are per process in Perfetto. The kernel adds a
+// thread's run-queue delay when it gets a CPU back, so a wait shows up after the fact; the
+// report places it back (analysis/sched_series.h).
 //
 // Cost: one pread of an open file per thread per period (about a microsecond each); threads are
 // listed again every 10 periods (a new thread is sampled from then on), at most kMaxThreads.

@@ -78,7 +78,7 @@ static Status distinct_outputs(const std::vector<core::SinkSpec>& sinks) {
     });
     const bool directory =
         !value.empty() && (value.back() == '/' ||
-                           value.size() >= 4 && value.compare(value.size() - 4, 4, "/+gz") == 0);
+                           (value.size() >= 4 && value.compare(value.size() - 4, 4, "/+gz") == 0));
     if (!path || value.empty() || directory) continue;
     identities[i] = base::output_identity(base::expand_path(value));
     for (std::size_t j = 0; j < i; ++j) {

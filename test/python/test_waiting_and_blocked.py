@@ -113,7 +113,10 @@ def test_blocked_on_a_lock_names_the_holder(tmp_path):
     assert truth["blocked"] > 20  # the plant worked: the request slept on the lock
     truth["blocked_or_waiting"] = truth["blocked"]
     assert close_to(causes["blocked"]["overlap_ms"], truth, outlier), (causes, truth)
-    assert '"hold lock" ran on lock holder' in causes["blocked"]["detail"]
+    # The holder slept with the lock: named as off a CPU, inside its range.
+    assert outlier["blocked_behind"]["range"] == "hold lock", outlier
+    assert outlier["blocked_behind"]["thread"] == "lock holder"
+    assert '"hold lock" was open, off a CPU, on lock holder' in causes["blocked"]["detail"]
     # Not called a CPU gap: what is left of it is what the request computed beyond the usual.
     assert causes.get("CPU gap", {"overlap_ms": 0})["overlap_ms"] < 0.2 * truth["blocked"]
 
