@@ -178,6 +178,10 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
                    static_cast<unsigned long long>(s.copies), ms(s.busy_ns),
                    window > 0 ? 100.0 * ms(s.busy_ns) / window : 100.0, ms(s.host_wait_ns),
                    ms(s.kernel_wait_ns), ms(s.other_idle_ns));
+      for (const analysis::WaitedBehind& w : s.waited_behind) {
+        std::fprintf(o, "    waited behind %s on stream %u: %.3f ms, %llu waits\n", w.name.c_str(),
+                     w.stream, ms(w.wait_ns), static_cast<unsigned long long>(w.waits));
+      }
     }
     if (r.gpu.launches > 0) {
       std::fprintf(o,

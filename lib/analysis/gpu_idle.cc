@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
 
 #include "analysis/log_histogram.h"
 #include "formats/kineto.h"
@@ -21,7 +24,7 @@ void GpuIdle::add(const ReportEvent& r) {
     case GpuActivityKind::kMemcpy:
     case GpuActivityKind::kMemset:
       streams_[{a.device, a.stream}].push_back(
-          {r.begin_ns, r.end_ns, a.correlation, a.kind == GpuActivityKind::kKernel});
+          {r.begin_ns, r.end_ns, a.correlation, a.kind == GpuActivityKind::kKernel, a.name});
       gpu_work_.push_back({r.begin_ns, r.end_ns});
       break;
     case GpuActivityKind::kRuntimeApi:
@@ -40,6 +43,20 @@ bool GpuIdle::recorded(std::int64_t from, std::int64_t to) const {
       std::upper_bound(recorded_.begin(), recorded_.end(), from,
                        [](std::int64_t t, const Interval& i) { return t < i.begin; });
   return after != recorded_.begin() && std::prev(after)->end >= to;
+}
+
+const GpuIdle::Ended* GpuIdle::behind(const std::vector<Ended>& ended, std::uint32_t stream,
+                                      std::int64_t from, std::int64_t to) {
+  auto it = std::upper_bound(ended.begin(), ended.end(), to,
+                             [](std::int64_t t, const Ended& e) { return t < e.end; });
+  // The latest end at or before `to` on another stream; a few steps back at most (the device's
+  // streams are few), and not before the wait began nor further than the slack.
+  for (int steps = 0; it != ended.begin() && steps < 64; ++steps) {
+    --it;
+    if (it->end <= from || it->end < to - kBehindSlackNs) return nullptr;
+    if (it->stream != stream) return &*it;
+  }
+  return nullptr;
 }
 
 void GpuIdle::finish(const TraceContext& trace) {
@@ -62,9 +79,17 @@ void GpuIdle::finish(const TraceContext& trace) {
   }
   LogHistogram launch_delay, kernel_time, launch_call;
   std::map<std::uint32_t, std::vector<Interval>> device_work;
+  std::map<std::uint32_t, std::vector<Ended>> ended;  // by device, sorted by end
+  for (const auto& [key, spans] : streams_) {
+    for (const Span& k : spans) ended[key.first].push_back({k.end, key.second, k.name});
+  }
+  for (auto& [device, e] : ended) {
+    std::sort(e.begin(), e.end(), [](const Ended& a, const Ended& b) { return a.end < b.end; });
+  }
   for (auto& [key, spans] : streams_) {
     std::sort(spans.begin(), spans.end(),
               [](const Span& a, const Span& b) { return a.start < b.start; });
+    std::map<std::pair<std::string_view, std::uint32_t>, WaitedBehind> behind_by;
     StreamStats s;
     s.device = key.first;
     s.stream = key.second;
@@ -96,6 +121,13 @@ void GpuIdle::finish(const TraceContext& trace) {
           s.kernel_wait_ns += gap;  // launch overhead between queued kernels
         } else {
           s.other_idle_ns += gap;  // e.g. waiting on another stream's event
+          if (const Ended* b = behind(ended[key.first], key.second, reach, k.start)) {
+            WaitedBehind& w = behind_by[{b->name, b->stream}];
+            w.wait_ns += gap;
+            ++w.waits;
+          } else {
+            s.unexplained_wait_ns += gap;
+          }
         }
       }
       s.busy_ns += std::max<std::int64_t>(k.end - std::max(k.start, reach), 0);
@@ -103,7 +135,15 @@ void GpuIdle::finish(const TraceContext& trace) {
       device_work[key.first].push_back({k.start, k.end});
     }
     s.last_ns = reach;
-    r.streams.push_back(s);
+    for (auto& [what, w] : behind_by) {
+      w.name = std::string(what.first);
+      w.stream = what.second;
+      s.waited_behind.push_back(std::move(w));
+    }
+    std::sort(s.waited_behind.begin(), s.waited_behind.end(),
+              [](const WaitedBehind& a, const WaitedBehind& b) { return a.wait_ns > b.wait_ns; });
+    if (s.waited_behind.size() > kMaxBehind) s.waited_behind.resize(kMaxBehind);
+    r.streams.push_back(std::move(s));
   }
   r.launch_delay_p50_us = launch_delay.quantile_ns(0.5) * 1e-3;
   r.launch_delay_p99_us = launch_delay.quantile_ns(0.99) * 1e-3;
@@ -141,13 +181,20 @@ void GpuIdle::write_json(const TraceContext&, nlohmann::json* report) const {
   const GpuIdleResult& r = result_;
   json streams = json::array();
   for (const StreamStats& s : r.streams) {
+    json behind = json::array();
+    for (const WaitedBehind& w : s.waited_behind) {
+      behind.push_back(
+          {{"name", w.name}, {"stream", w.stream}, {"wait_ms", ms(w.wait_ns)}, {"waits", w.waits}});
+    }
     streams.push_back({{"device", s.device},
                        {"stream", s.stream},
                        {"kernels", s.kernels},
                        {"busy_ms", ms(s.busy_ns)},
                        {"host_wait_ms", ms(s.host_wait_ns)},
                        {"kernel_wait_ms", ms(s.kernel_wait_ns)},
-                       {"other_idle_ms", ms(s.other_idle_ns)}});
+                       {"other_idle_ms", ms(s.other_idle_ns)},
+                       {"waited_behind", behind},
+                       {"unexplained_wait_ms", ms(s.unexplained_wait_ns)}});
   }
   json devices = json::object();
   for (const auto& [d, busy] : r.device_busy_percent) devices[std::to_string(d)] = busy;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -14,12 +15,25 @@
 
 namespace gpuprobe::analysis {
 
+// Work on another stream of the device that a stream's queued wait ended behind (GpuIdle): the
+// kernel (or copy) that ended last before the waiting work began, within kBehindSlackNs.
+struct WaitedBehind {
+  std::string name;
+  std::uint32_t stream = 0;
+  std::int64_t wait_ns = 0;  // the waits it ended, summed
+  std::uint64_t waits = 0;
+};
+
 struct StreamStats {
   std::uint32_t device = 0, stream = 0;
   std::int64_t first_ns = 0, last_ns = 0, busy_ns = 0;
   std::int64_t host_wait_ns = 0, kernel_wait_ns = 0, other_idle_ns = 0;
   std::uint64_t kernels = 0;
   std::uint64_t copies = 0;  // copies and sets
+  // Its other idle time (waits with the next work already queued), by what it waited behind on
+  // the device's other streams, longest first (at most kMaxBehind); and what none explains.
+  std::vector<WaitedBehind> waited_behind;
+  std::int64_t unexplained_wait_ns = 0;
 };
 
 struct GpuIdleResult {
@@ -49,6 +63,11 @@ struct GpuIdleResult {
 
 class GpuIdle : public Analysis {
  public:
+  // A wait ended behind work on another stream when that work ended at most this long before the
+  // waiting work began (an event's signal and the next kernel's start take a few microseconds).
+  static constexpr std::int64_t kBehindSlackNs = 20'000;
+  static constexpr std::size_t kMaxBehind = 3;  // kept per stream
+
   struct Options {
     std::int64_t tiny_kernel_ns;         // "tiny": shorter than this
     std::int64_t consecutive_kernel_ns;  // shorter gaps between queued work are kernel wait
@@ -72,7 +91,17 @@ class GpuIdle : public Analysis {
     std::int64_t start, end;
     std::uint32_t correlation;
     bool kernel;
+    const char* name;
   };
+  struct Ended {  // a span of a device, by its end: what another stream may wait behind
+    std::int64_t end;
+    std::uint32_t stream;
+    const char* name;
+  };
+  // What the wait [from, to) of `stream` ended behind: the work of the device's other streams
+  // (`ended`, sorted by end) that ended last within it, at most kBehindSlackNs before `to`.
+  static const Ended* behind(const std::vector<Ended>& ended, std::uint32_t stream,
+                             std::int64_t from, std::int64_t to);
   const Options options_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Span>> streams_;
   std::vector<Interval> gpu_work_;

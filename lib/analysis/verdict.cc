@@ -202,14 +202,33 @@ std::string device_verdict(const GpuIdleResult& r, const KernelBoundsResult& b,
   // for launch overhead between queued work. Not GPU-bound (the GPU is mostly idle), not
   // CPU-bound (the host was ahead).
   if (busy < 50 && idle > 0 && (kernel + other) * 2 > idle && several_streams(r)) {
+    // What the longest waits ended behind: the other stream's work, not another waiter.
+    const WaitedBehind* most = nullptr;
+    const StreamStats* waiting = nullptr;
+    for (const StreamStats& s : r.streams) {
+      for (const WaitedBehind& w : s.waited_behind) {
+        if (most == nullptr || w.wait_ns > most->wait_ns) {
+          most = &w;
+          waiting = &s;
+        }
+      }
+    }
+    const std::string behind =
+        most != nullptr && most->wait_ns * 5 >= other
+            ? absl::StrFormat(
+                  "; stream %u waited longest behind %s on stream %u (%.3f ms, %llu "
+                  "waits)",
+                  waiting->stream, most->name, most->stream, ms(most->wait_ns),
+                  static_cast<unsigned long long>(most->waits))
+            : "";
     return absl::StrFormat(
         "GPU waits on its other streams most of its idle time: the busiest GPU works %.0f%% of "
         "the time and %.0f%% of the gaps between its kernels came with the next kernel already "
-        "launched (%.3f ms of waits over 30 us, %.3f ms of shorter ones; host wait only %.0f%%): "
-        "look at the cross-stream dependencies (events, stream waits, synchronizations) and "
-        "overlap the streams' work",
+        "launched (%.3f ms of waits over 30 us, %.3f ms of shorter ones; host wait only "
+        "%.0f%%)%s: look at the cross-stream dependencies (events, stream waits, "
+        "synchronizations) and overlap the streams' work",
         busy, 100.0 * static_cast<double>(kernel + other) / static_cast<double>(idle), ms(other),
-        ms(kernel), 100.0 * static_cast<double>(host) / static_cast<double>(idle));
+        ms(kernel), 100.0 * static_cast<double>(host) / static_cast<double>(idle), behind);
   }
   if (b.communication_class_ns * 2 > gpu_kernel_ns) {
     return absl::StrFormat(

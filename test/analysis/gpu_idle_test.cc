@@ -125,5 +125,44 @@ TEST_CASE("without the recording counter the GPU is not sampled") {
   CHECK(r.recorded_ns == 0);
 }
 
+TEST_CASE("a stream's queued wait names the other stream's kernel it waited behind") {
+  Trace t;
+  // 20 rounds of 1 ms: "producer" runs 200 us on stream 1; "consumer" on stream 2 and
+  // "also_waiting" on stream 3, both launched long before, wait for it (an event) and start 5 us
+  // after it ends — each the other's fellow waiter, which ends after it began. Launch calls come
+  // first.
+  std::uint32_t correlation = 1;
+  std::int64_t at = 0;
+  for (int i = 0; i < 20; ++i) {
+    const auto queued = [&](const char* name, std::uint32_t stream, std::int64_t begin,
+                            std::int64_t end) {
+      GpuActivity& call = t.activity(GpuActivityKind::kRuntimeApi, "cudaLaunchKernel", 0, 10);
+      call.correlation = correlation;
+      GpuActivity& k = t.activity(GpuActivityKind::kKernel, name, begin, end);
+      k.stream = stream;
+      k.correlation = correlation++;
+    };
+    queued("producer", 1, at + 10 * kUs, at + 210 * kUs);
+    queued("consumer", 2, at + 215 * kUs, at + 265 * kUs);
+    queued("also_waiting", 3, at + 215 * kUs, at + 300 * kUs);
+    at += 1000 * kUs;  // the device idles most of the time
+  }
+  const analysis::ReportResult& report = t.run();
+  REQUIRE(report.gpu.streams.size() == 3);
+  // The producer's own waits (queued long before, nothing ending near its start) are unexplained.
+  CHECK(report.gpu.streams[0].waited_behind.empty());
+  CHECK(report.gpu.streams[0].unexplained_wait_ns == report.gpu.streams[0].other_idle_ns);
+  for (std::size_t s = 1; s < 3; ++s) {
+    const analysis::StreamStats& waiting = report.gpu.streams[s];
+    REQUIRE(waiting.waited_behind.size() == 1);
+    CHECK(waiting.waited_behind[0].name == "producer");
+    CHECK(waiting.waited_behind[0].stream == 1);
+    CHECK(waiting.waited_behind[0].waits == 19);  // each round's but the first
+    CHECK(waiting.waited_behind[0].wait_ns == waiting.other_idle_ns);
+    CHECK(waiting.unexplained_wait_ns == 0);
+  }
+  CHECK(report.verdict.find("waited longest behind producer on stream 1") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace gpuprobe::test
