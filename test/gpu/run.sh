@@ -333,7 +333,7 @@ python_tests() {
   GPUPROBE_TIMING_TESTS=1 PYTHONPATH="$pkg:$deps" GPUPROBE_BUILD_DIR=build-gpu python3 -m pytest -q -rsP -p no:logging \
     -p no:cacheprovider ${GPU_PYTESTS:-test/python/test_torch_cuda.py test/python/test_python_api.py \
     test/python/test_torch_integration.py test/python/test_compile_accounting.py \
-    test/python/test_waiting_and_blocked.py test/python/test_compare_per_module.py \
+    test/python/test_waiting_and_blocked.py test/python/test_stream_waits_cuda.py test/python/test_compare_per_module.py \
     test/python/test_triton_compile.py test/python/test_compare_modes.py} 2>&1 | tee "$out/pytest.log" | tail -15
 }
 # torch: real PyTorch programs (issue 40): instrument's regression tests and the model zoo on
