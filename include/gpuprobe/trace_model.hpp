@@ -259,6 +259,19 @@ inline void adopt_rank(TraceInfo& into, const TraceInfo& from) noexcept {
   into.world_size = from.world_size;
 }
 
+/// A file sink's Sink::update_info: takes what a session or reader states about the trace as it
+/// goes (clock, NVTX domains, config string, category names) from `from`, and the devices and
+/// rank where `into` has none yet (a reader may learn them only at the end of its input): the
+/// sinks that write these at close keep the latest.
+inline void adopt_trace_info(TraceInfo& into, const TraceInfo& from) {
+  into.clock = from.clock;
+  into.nvtx = from.nvtx;
+  into.config = from.config;
+  into.category_names = from.category_names;
+  if (into.devices.empty()) into.devices = from.devices;
+  adopt_rank(into, from);
+}
+
 /// Events handed to a sink in one call.
 struct EventBatch {
   const Event* events = nullptr;

@@ -60,15 +60,8 @@ Status ChromeTraceSink::open(const TraceInfo& info) {
   return {};
 }
 
-void ChromeTraceSink::update_info(const TraceInfo& info) {
-  info_.clock = info.clock;
-  info_.nvtx = info.nvtx;
-  info_.config = info.config;
-  info_.category_names = info.category_names;
-  // Devices and the rank a reader learned only at the end of its input are written at close.
-  if (info_.devices.empty()) info_.devices = info.devices;
-  adopt_rank(info_, info);
-}
+// Devices and the rank a reader learned only at the end of its input are written at close.
+void ChromeTraceSink::update_info(const TraceInfo& info) { adopt_trace_info(info_, info); }
 
 void ChromeTraceSink::append_distributed_info() {
   if (info_.rank < 0 || distributed_written_) return;

@@ -477,15 +477,8 @@ Status PerfettoSink::write(const EventBatch& batch) {
   return {};
 }
 
-void PerfettoSink::update_info(const TraceInfo& info) {
-  info_.clock = info.clock;
-  info_.nvtx = info.nvtx;
-  info_.config = info.config;
-  info_.category_names = info.category_names;
-  // Devices and the rank a reader learned only at the end of its input are written at close.
-  if (info_.devices.empty()) info_.devices = info.devices;
-  adopt_rank(info_, info);
-}
+// Devices and the rank a reader learned only at the end of its input are written at close.
+void PerfettoSink::update_info(const TraceInfo& info) { adopt_trace_info(info_, info); }
 
 Status PerfettoSink::close(const Stats& stats, const TimeBase&) {
   // Final thread names (set_thread_name may have come after a thread's first events).
