@@ -4,7 +4,7 @@
 
 #include "readers/trace_file.h"
 #include "tools/commands/command.h"
-#include "tools/trace_dump_sink.h"
+#include "tools/event_lines_sink.h"
 
 namespace gpuprobe::tools {
 
@@ -17,7 +17,7 @@ void add_dump_command(CLI::App& app, CommandRun* run) {
       ->required();
   cmd->callback([file, run] {
     *run = [file] {
-      TraceDumpSink sink(stdout);
+      EventLinesSink sink(stdout);
       const Status s = readers::read_trace_file(*file, sink);
       return s.ok() ? 0 : fail(s);
     };

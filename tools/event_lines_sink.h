@@ -1,5 +1,6 @@
-// `gpuprobe dump`: a Sink that prints every event as one line of text, in file order:
-// start (ms after the trace's start), duration, thread or GPU stream, category, name, details.
+// `gpuprobe dump` (a trace's events as text, not a flight recorder's dump): a Sink that prints
+// every event as one line, in file order: start (ms after the trace's start), duration, thread
+// or GPU stream, category, name, details.
 #pragma once
 
 #include <cstdio>
@@ -10,9 +11,9 @@
 
 namespace gpuprobe::tools {
 
-class TraceDumpSink : public Sink {
+class EventLinesSink : public Sink {
  public:
-  explicit TraceDumpSink(std::FILE* out) : out_(out) {}
+  explicit EventLinesSink(std::FILE* out) : out_(out) {}
 
   Status open(const TraceInfo& info) override;
   Status write(const EventBatch& batch) override;

@@ -1,4 +1,4 @@
-#include "tools/trace_dump_sink.h"
+#include "tools/event_lines_sink.h"
 
 #include <string>
 
@@ -7,7 +7,7 @@
 
 namespace gpuprobe::tools {
 
-Status TraceDumpSink::open(const TraceInfo& info) {
+Status EventLinesSink::open(const TraceInfo& info) {
   start_ns_ = info.start_wall_ns;
   category_names_ = info.category_names;
   std::fprintf(out_, "%14s %12s  %-24s %-16s %s\n", "start ms", "dur us", "where", "category",
@@ -15,7 +15,7 @@ Status TraceDumpSink::open(const TraceInfo& info) {
   return {};
 }
 
-Status TraceDumpSink::write(const EventBatch& batch) {
+Status EventLinesSink::write(const EventBatch& batch) {
   for (const Event& e : batch) {
     const std::int64_t begin = batch.time->wall_ns(e.begin), end = batch.time->wall_ns(e.end);
     const double start_ms = static_cast<double>(begin - start_ns_) * 1e-6;
@@ -64,7 +64,7 @@ Status TraceDumpSink::write(const EventBatch& batch) {
   return std::ferror(out_) ? Status::Error("cannot write the dump") : Status();
 }
 
-Status TraceDumpSink::close(const Stats& stats, const TimeBase&) {
+Status EventLinesSink::close(const Stats& stats, const TimeBase&) {
   std::fprintf(out_, "# %llu events; dropped: %llu events, %llu GPU records\n",
                static_cast<unsigned long long>(stats.written),
                static_cast<unsigned long long>(stats.dropped),
