@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
 #include "flight/dump_writer.h"
 #include "flight/event_store.h"
+#include "flight/flight_options.h"
 #include "flight/flight_recorder.h"
 #include "session/builtin_sinks.h"
 #include "sinks/chrome_trace_sink.h"
@@ -82,11 +82,11 @@ BENCHMARK(BM_Collector_ChromeSinkBatchOf1000Ranges);
 
 void BM_Collector_FlightRecorderBatchOf1000Ranges(benchmark::State& state) {
   Workload w;
-  core::FlightOptions options;
+  flight::FlightOptions options;
   options.seconds = 30;
   options.dir = "/tmp/gpuprobe_flight_bench_" + std::to_string(getpid());
-  std::vector<core::TriggerSpec> triggers;
-  static_cast<void>(core::parse_triggers("slow:range_0>1s+p99:range_0>1s/10s", &triggers));
+  std::vector<flight::TriggerSpec> triggers;
+  static_cast<void>(flight::parse_triggers("slow:range_0>1s+p99:range_0>1s/10s", &triggers));
   options.triggers = triggers;
   flight::FlightRecorder recorder(options, core::ClockSource::kMonotonic, w.time);
   if (!recorder.open(TraceInfo{}).ok()) state.SkipWithError("cannot open the recorder");
@@ -125,7 +125,7 @@ void write_dump_of(benchmark::State& state, std::uint64_t rounds,
     for (const Event& e : w.kernel_events) store.append(e);
   }
   const flight::StoreSnapshot snapshot = store.snapshot();
-  core::FlightOptions options;
+  flight::FlightOptions options;
   options.seconds = 30;
   options.formats = std::move(formats);
   options.dir = "/tmp/gpuprobe_flight_bench_dumps_" + std::to_string(getpid());

@@ -3,10 +3,12 @@
 # build tree), so that `#include "readers/..."` from a sink fails to compile instead of waiting
 # for review. Ground: include/ (the public API, on every target) and lib/base, lib/formats.
 #
-#   base, formats            the one stderr line and the one way to write a file; the trace
+#   base, formats            the one stderr line and the one way to write a file; the option
+#                            table each layer declares its own config keys with; the trace
 #                            vocabulary (Kineto names, Perfetto field numbers, category and
 #                            step names)
-#   core                     the recording runtime: clock, rings, registry, interning, collector
+#   core                     the recording runtime: clock, rings, registry, interning, collector,
+#                            and its own options (no other layer's key)
 #   gpu, sinks, metrics      the GPU sources (CUPTI and the GPU pipeline behind it: launch
 #                            matching, range attribution, kernel notes; CUDA-event timing);
 #                            the output formats; Prometheus metrics computed from the events
@@ -14,7 +16,8 @@
 #                            file, and the Sink that feeds them
 #   flight                   the flight recorder: the last seconds in memory, the triggers,
 #                            and dumps written through the registered sinks
-#   session, tools           the composition root (builds the sinks a config names and the
+#   session, tools           the composition root (puts the layers' option tables together
+#                            into the config, builds the sinks a config names and the
 #                            flight recorder, wires POST /dump to it, the environment session,
 #                            fork and signals); the gpuprobe command
 #

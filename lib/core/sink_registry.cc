@@ -1,7 +1,5 @@
 #include "core/sink_registry.h"
 
-#include "core/config.h"
-
 namespace gpuprobe::core {
 
 SinkRegistry& SinkRegistry::get() {
@@ -9,13 +7,13 @@ SinkRegistry& SinkRegistry::get() {
   return *registry;
 }
 
-Status SinkRegistry::add(Entry entry) {
+Status SinkRegistry::add(Entry entry, const IsOptionKey& is_option_key) {
   if (entry.key.empty() || entry.key.find_first_of(",=+ ") != std::string::npos) {
     return Status::Error("sink key '" + entry.key +
                          "' must be non-empty without ',', '=', '+' or spaces");
   }
   if (!entry.factory) return Status::Error("sink '" + entry.key + "' has no factory");
-  if (is_option_key(entry.key)) {
+  if (is_option_key && is_option_key(entry.key)) {
     return Status::Error("sink key '" + entry.key + "' is already a config option");
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -31,6 +29,14 @@ bool SinkRegistry::contains(std::string_view key) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const Entry& e : entries_) {
     if (e.key == key) return true;
+  }
+  return false;
+}
+
+bool SinkRegistry::writes_trace(std::string_view key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Entry& e : entries_) {
+    if (e.key == key) return e.writes_trace;
   }
   return false;
 }
@@ -56,8 +62,16 @@ Status SinkRegistry::create(std::string_view key, std::string_view value,
       if (e.key == key) factory = e.factory;
     }
   }
+  if (!factory) {
+    return Status::Error("sink " + std::string(key) + "=" + std::string(value) +
+                         ": unknown sink key");
+  }
+  return create_with(factory, key, value, out);
+}
+
+Status SinkRegistry::create_with(const SinkFactory& factory, std::string_view key,
+                                 std::string_view value, std::unique_ptr<Sink>* out) {
   const std::string label = std::string(key) + "=" + std::string(value);
-  if (!factory) return Status::Error("sink " + label + ": unknown sink key");
   try {
     *out = factory(value);
   } catch (const std::exception& e) {

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/config.h"
 #include "core/gpu_source.h"
 #include "flight/event_store.h"
+#include "flight/flight_options.h"
 #include "gpuprobe/status.hpp"
 #include "gpuprobe/trace_model.hpp"
 
@@ -40,7 +40,7 @@ struct DumpContext {
   TimeBase time;
   Stats session;  // the session's statistics when the dump was taken: its drops
   StoreCounters store;
-  const core::FlightOptions* options = nullptr;
+  const FlightOptions* options = nullptr;
   // With GPU bursts: the switches of GPU recording the recorder saw, oldest first, from the last
   // one before the window on; and the row their counter is on.
   std::vector<core::RecordingSwitch> gpu_switches;

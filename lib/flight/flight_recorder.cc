@@ -31,15 +31,14 @@ std::uint64_t ticks_of(std::int64_t ns, const TimeBase& time) {
 
 }  // namespace
 
-FlightRecorder::FlightRecorder(core::FlightOptions options, core::ClockSource clock,
-                               const TimeBase& time)
+FlightRecorder::FlightRecorder(FlightOptions options, core::ClockSource clock, const TimeBase& time)
     : options_(std::move(options)),
       clock_(clock),
       range_triggers_(options_.triggers),
       store_(options_.mb << 20),
       time_(time) {
-  for (const core::TriggerSpec& t : options_.triggers) {
-    if (t.kind == core::TriggerSpec::Kind::kSignal) signal_ = t.signal;
+  for (const TriggerSpec& t : options_.triggers) {
+    if (t.kind == TriggerSpec::Kind::kSignal) signal_ = t.signal;
   }
 }
 

@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "core/clock.h"
-#include "core/config.h"
 #include "flight/dump_writer.h"
 #include "flight/event_store.h"
+#include "flight/flight_options.h"
 #include "flight/triggers.h"
 #include "gpuprobe/sink.hpp"
 
@@ -42,7 +42,7 @@ struct FlightCounters {
 
 class FlightRecorder final : public Sink {
  public:
-  FlightRecorder(core::FlightOptions options, core::ClockSource clock, const TimeBase& time);
+  FlightRecorder(FlightOptions options, core::ClockSource clock, const TimeBase& time);
   ~FlightRecorder() override;
 
   // Where the drops a dump reports come from while the session runs (the collector's stats()).
@@ -70,7 +70,7 @@ class FlightRecorder final : public Sink {
   void run();
   void write_job(DumpJob job);
 
-  const core::FlightOptions options_;
+  const FlightOptions options_;
   const core::ClockSource clock_;
   RangeTriggers range_triggers_;
   int signal_ = 0;  // the signal trigger's, or 0

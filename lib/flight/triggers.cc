@@ -22,11 +22,11 @@ std::string seconds_text(std::int64_t ns) {
 
 }  // namespace
 
-RangeTriggers::RangeTriggers(const std::vector<core::TriggerSpec>& specs) {
-  for (const core::TriggerSpec& spec : specs) {
-    if (spec.kind == core::TriggerSpec::Kind::kSignal) continue;
+RangeTriggers::RangeTriggers(const std::vector<TriggerSpec>& specs) {
+  for (const TriggerSpec& spec : specs) {
+    if (spec.kind == TriggerSpec::Kind::kSignal) continue;
     Watched w{&spec, RollingQuantile(spec.window_ns > 0 ? spec.window_ns : 1'000'000'000)};
-    if (spec.kind == core::TriggerSpec::Kind::kPercentile) {
+    if (spec.kind == TriggerSpec::Kind::kPercentile) {
       // Fewer samples than this and the quantile is the maximum: one slow range would fire it.
       w.min_samples = static_cast<std::uint64_t>(std::ceil(1 / (1 - spec.quantile) - 1e-9));
     }
@@ -54,7 +54,7 @@ void RangeTriggers::observe(const EventBatch& batch, std::vector<Firing>* fired)
     for (const std::uint32_t i : watchers_of(e.site)) {
       Watched& w = watched_[i];
       const std::int64_t duration = time.duration_ns(e.begin, e.end);
-      if (w.spec->kind == core::TriggerSpec::Kind::kSlow) {
+      if (w.spec->kind == TriggerSpec::Kind::kSlow) {
         if (duration > w.spec->threshold_ns && duration > w.slowest_ns) {
           w.slowest_ns = duration;
           w.slowest_tick = e.end;
@@ -68,8 +68,8 @@ void RangeTriggers::observe(const EventBatch& batch, std::vector<Firing>* fired)
     }
   }
   for (Watched& w : watched_) {
-    const core::TriggerSpec& spec = *w.spec;
-    if (spec.kind == core::TriggerSpec::Kind::kSlow) {
+    const TriggerSpec& spec = *w.spec;
+    if (spec.kind == TriggerSpec::Kind::kSlow) {
       if (w.slowest_ns == 0) continue;
       Firing f;
       f.spec = &spec;

@@ -9,15 +9,15 @@
 #include <utility>
 #include <vector>
 
-#include "core/trigger_spec.h"
 #include "flight/rolling_quantile.h"
+#include "flight/trigger_spec.h"
 #include "gpuprobe/trace_model.hpp"
 
 namespace gpuprobe::flight {
 
 // A trigger that fired, with what fired it.
 struct Firing {
-  const core::TriggerSpec* spec = nullptr;
+  const TriggerSpec* spec = nullptr;
   std::string reason;  // one sentence: "request took 251.3 ms > 200 ms"
   std::uint64_t at_tick = 0;
   std::uint32_t thread = 0;  // where the marker goes: the thread of the range that fired it
@@ -27,7 +27,7 @@ struct Firing {
 class RangeTriggers {
  public:
   // The slow and percentile triggers of `specs` (others are not range triggers).
-  explicit RangeTriggers(const std::vector<core::TriggerSpec>& specs);
+  explicit RangeTriggers(const std::vector<TriggerSpec>& specs);
 
   bool empty() const noexcept { return watched_.empty(); }
   // Evaluates the triggers over `batch`; appends what fired: a slow trigger fires once per
@@ -37,7 +37,7 @@ class RangeTriggers {
 
  private:
   struct Watched {
-    const core::TriggerSpec* spec;
+    const TriggerSpec* spec;
     RollingQuantile window;  // percentile triggers only
     std::uint64_t min_samples = 0;
     bool above = false;

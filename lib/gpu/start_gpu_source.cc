@@ -6,25 +6,24 @@
 
 namespace gpuprobe::gpu {
 
-StartedGpuSource start_gpu_source(const core::Config& config,
-                                  const core::Calibration& calibration) {
+StartedGpuSource start_gpu_source(const GpuOptions& options, const core::Calibration& calibration) {
   StartedGpuSource started;
   started.status = "off";
   const TimeBase time = calibration.time_base();
-  if (config.gpu_kinds != 0) {
+  if (options.kinds != 0) {
     std::string why;
     std::unique_ptr<ActivitySource> backend = start_activity_source(
-        ActivityOptions{config.gpu_kinds, config.gpu_buffers, config.gpu_buffer_kb << 10,
-                        config.gpu_max_mb << 20, calibration.source(), config.gpu_all_api,
-                        config.gpu_api_callbacks},
+        ActivityOptions{options.kinds, options.buffers, options.buffer_kb << 10,
+                        options.max_mb << 20, calibration.source(), options.all_api,
+                        options.api_callbacks},
         &why);
     if (backend) {
       // Attribution needs API records: they name the thread that launched the work.
-      const bool api = (config.gpu_kinds & (core::gpu_kind_bit(GpuActivityKind::kRuntimeApi) |
-                                            core::gpu_kind_bit(GpuActivityKind::kDriverApi))) != 0;
+      const bool api = (options.kinds & (core::gpu_kind_bit(GpuActivityKind::kRuntimeApi) |
+                                         core::gpu_kind_bit(GpuActivityKind::kDriverApi))) != 0;
       started.source = std::make_unique<GpuPipeline>(
-          std::move(backend), time, api, std::chrono::milliseconds(config.attribution_ms),
-          BurstOptions{config.gpu_burst_on_ns, config.gpu_burst_every_ns,
+          std::move(backend), time, api, std::chrono::milliseconds(options.attribution_ms),
+          BurstOptions{options.burst_on_ns, options.burst_every_ns,
                        core::read_ticks(calibration.source())});
       started.cupti = true;
       started.status = "cupti";

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "core/clock.h"
-#include "core/config.h"
 #include "core/gpu_source.h"
+#include "gpu/gpu_options.h"
 
 namespace gpuprobe::gpu {
 
@@ -18,6 +18,6 @@ struct StartedGpuSource {
 
 // CUPTI with the GPU pipeline when `cupti=` names kinds and CUPTI starts; otherwise the CUDA-event
 // timing of gpuprobe::launch(), with the reason CUPTI did not start in `status`.
-StartedGpuSource start_gpu_source(const core::Config& config, const core::Calibration& calibration);
+StartedGpuSource start_gpu_source(const GpuOptions& options, const core::Calibration& calibration);
 
 }  // namespace gpuprobe::gpu

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "metrics/metrics_options.h"
 #include "metrics/text_exposition.h"
 
 namespace gpuprobe::metrics {
@@ -39,17 +40,11 @@ struct DumpReply {
   std::string body;
 };
 
-// Which range names get a duration histogram (`metrics_names=`, `metrics_ranges=`).
-struct RangeSelection {
-  std::size_t max_names = 64;      // the first this many names; later ones are counted
-  std::vector<std::string> names;  // only these, when given; others are not exported
-};
-
 struct SessionHooks {
   std::function<FlightFigures()> figures;                  // read after each batch
   std::function<DumpReply(std::string_view reason)> dump;  // POST /dump
   std::function<std::uint64_t()> ring_bytes;               // read after each batch
-  RangeSelection ranges;
+  RangeSelection ranges;  // the session's metrics_names= and metrics_ranges=
 };
 
 }  // namespace gpuprobe::metrics

@@ -3,13 +3,20 @@
 // initializers, which a static library drops when nothing refers to their object file.
 #pragma once
 
-#include "metrics/flight_metrics.h"
+#include <memory>
+
+#include "gpuprobe/sink.hpp"
+#include "gpuprobe/status.hpp"
+#include "metrics/metrics_options.h"
+#include "session/session_config.h"
 
 namespace gpuprobe::session {
 
-// The range names the metrics outputs of the session that starts export (`metrics_names=`,
-// `metrics_ranges=`): set before its sinks are created, which read it.
-void set_metrics_selection(metrics::RangeSelection selection);
+// Creates the output `spec` names for a session: the registered sink, except that the metrics
+// outputs export the range names `ranges` selects (the session's metrics_names=,
+// metrics_ranges=), handed in rather than kept process-wide.
+Status create_output(const SinkSpec& spec, const metrics::RangeSelection& ranges,
+                     std::unique_ptr<Sink>* out);
 
 // Registers chrome=, perfetto= and tensorboard=, once per process, ahead of any sink a program
 // adds. Everything that reads a config or lists the sinks calls it first. Never throws.

@@ -14,7 +14,6 @@
 #include "core/categories.h"
 #include "core/clock.h"
 #include "core/collector.h"
-#include "core/config.h"
 #include "core/error_log.h"
 #include "core/gpu_source.h"
 #include "core/name_table.h"
@@ -29,6 +28,7 @@
 #include "session/dump_control.h"
 #include "session/fork.h"
 #include "session/sched_sampler.h"
+#include "session/session_config.h"
 #include "session/session_origin.h"
 
 namespace gpuprobe {
@@ -68,7 +68,7 @@ std::string process_name() {
 // file they lead to (base::output_identity: the device and inode where the file exists, else
 // the absolute path with its directory resolved), so `a.json`, `./a.json`, `sub/../a.json`
 // and a link to it are one. chrome=DIR/ names a file of its own per process: not compared.
-static Status distinct_outputs(const std::vector<core::SinkSpec>& sinks) {
+static Status distinct_outputs(const std::vector<session::SinkSpec>& sinks) {
   std::vector<std::string> identities(sinks.size());
   const std::vector<core::SinkRegistry::Entry> entries = core::SinkRegistry::get().entries();
   for (std::size_t i = 0; i < sinks.size(); ++i) {
@@ -179,9 +179,9 @@ class SessionCore {
   }
 
   void start(std::string_view config_text, std::vector<std::shared_ptr<Sink>> extra) {
-    core::Config config;
+    session::SessionConfig config;
     session::register_builtin_sinks();
-    if (Status s = core::parse_config(config_text, &config); !s.ok()) {
+    if (Status s = session::parse_config(config_text, &config); !s.ok()) {
       errors_.add(s.message());
       return;
     }
@@ -196,30 +196,30 @@ class SessionCore {
     session::watch_forks();
     // Before CUPTI starts, whose decoder interns the kernel names of this session.
     core::NameTable::get().begin_session();
-    core::NameTable::get().set_limit(config.max_names);
+    core::NameTable::get().set_limit(config.recording.max_names);
     core::NameTable::get().reset_overflowed();
 
     const core::ClockSource clock =
-        config.clock == core::ClockChoice::kMonotonic ||
-                (config.clock == core::ClockChoice::kAuto && !core::tsc_is_invariant())
+        config.recording.clock == core::ClockChoice::kMonotonic ||
+                (config.recording.clock == core::ClockChoice::kAuto && !core::tsc_is_invariant())
             ? core::ClockSource::kMonotonic
             : core::ClockSource::kTsc;
     const core::Calibration calibration(clock);
 
-    gpu::StartedGpuSource gpu = gpu::start_gpu_source(config, calibration);
+    gpu::StartedGpuSource gpu = gpu::start_gpu_source(config.gpu, calibration);
     // Not an error of the session: it goes on recording CPU events, and says so once.
-    if (config.gpu_kinds != 0 && !gpu.cupti) core::print_notice(gpu.status);
+    if (config.gpu.kinds != 0 && !gpu.cupti) core::print_notice(gpu.status);
     gpu_ = std::move(gpu.source);
 
     TraceInfo info;
     info.pid = static_cast<std::int64_t>(getpid());
     info.process_name = process_name();
     info.start_wall_ns = calibration.start().wall_ns;
-    info.rank = config.rank;
-    info.world_size = config.world_size;
+    info.rank = config.recording.rank;
+    info.world_size = config.recording.world_size;
     info.clock = std::string(core::clock_name(clock));
     info.config = std::string(config_text);
-    info.nvtx = config.nvtx && detail::nvtx_tool_attached();
+    info.nvtx = config.recording.nvtx && detail::nvtx_tool_attached();
     info.category_names = core::category_names();
     info.devices = gpu_->devices();
 
@@ -228,12 +228,10 @@ class SessionCore {
       abandon();
       return;
     }
-    session::set_metrics_selection(
-        metrics::RangeSelection{config.metrics_names, config.metrics_ranges});
     std::vector<core::SinkSlot> slots;
-    for (const core::SinkSpec& spec : config.sinks) {
+    for (const session::SinkSpec& spec : config.sinks) {
       std::unique_ptr<Sink> sink;
-      if (Status s = core::SinkRegistry::get().create(spec.key, spec.value, &sink); !s.ok()) {
+      if (Status s = session::create_output(spec, config.metrics, &sink); !s.ok()) {
         errors_.add(s.message());
         continue;
       }
@@ -277,17 +275,18 @@ class SessionCore {
     }
 
     g_last_epoch = g_last_epoch % detail::kMaxEpoch + 1;
-    core::ThreadRegistry::get().begin_session(g_last_epoch, config.ring_capacity,
-                                              config.rings_mb << 20);
-    if (config.categories) {
+    core::ThreadRegistry::get().begin_session(g_last_epoch, config.recording.ring_capacity,
+                                              config.recording.rings_mb << 20);
+    if (config.recording.categories) {
       // For this session: the process-wide switches come back when it stops.
       saved_categories_ = core::enabled_categories();
-      core::update_enabled_categories(*config.categories, ~*config.categories);
+      core::update_enabled_categories(*config.recording.categories, ~*config.recording.categories);
     }
     collector_ = std::make_unique<core::Collector>(
         std::move(open), calibration,
-        core::CollectorOptions{g_last_epoch, config.ring_capacity,
-                               std::chrono::milliseconds(config.flush_ms), gpu_.get(), gpu.status},
+        core::CollectorOptions{g_last_epoch, config.recording.ring_capacity,
+                               std::chrono::milliseconds(config.recording.flush_ms), gpu_.get(),
+                               gpu.status},
         &errors_);
     gpu::KernelNoteQueue::get().begin_session(gpu.cupti);
     if (flight) {
@@ -303,8 +302,8 @@ class SessionCore {
     // CUPTI started and the outputs opened.
     core::reset_steps(core::read_ticks(clock));
     core::open_gate(core::GateSettings{g_last_epoch, info.nvtx, clock == core::ClockSource::kTsc});
-    if (config.sched_period_ns > 0)
-      sched_ = std::make_unique<session::SchedSampler>(config.sched_period_ns);
+    if (config.sched.period_ns > 0)
+      sched_ = std::make_unique<session::SchedSampler>(config.sched.period_ns);
     std::lock_guard<std::recursive_mutex> registry(g_recording_mu);
     description_.id = ++g_last_id;
     description_.from_environment = g_starting_from_environment;
@@ -411,13 +410,13 @@ Stats Session::stats() const { return core_ ? core_->stats() : Stats{}; }
 
 std::string Session::help() {
   session::register_builtin_sinks();
-  return core::config_help();
+  return session::config_help();
 }
 
 Status Session::check(std::string_view config) {
   session::register_builtin_sinks();
-  core::Config parsed;
-  if (Status s = core::parse_config(config, &parsed); !s.ok()) return s;
+  session::SessionConfig parsed;
+  if (Status s = session::parse_config(config, &parsed); !s.ok()) return s;
   return detail::distinct_outputs(parsed.sinks);
 }
 

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "core/trigger_spec.h"
+#include "flight/trigger_spec.h"
 #include "support/catch.hpp"
 #include "support/strings.h"
 
@@ -16,9 +16,9 @@ constexpr CallSite kRequest{"request", "", "", 0, 0, Category::kApp};
 constexpr CallSite kOther{"other", "", "", 0, 0, Category::kApp};
 constexpr std::uint64_t kMs = 1'000'000;  // ticks are nanoseconds here
 
-std::vector<core::TriggerSpec> specs(const char* text) {
-  std::vector<core::TriggerSpec> out;
-  REQUIRE(core::parse_triggers(text, &out).ok());
+std::vector<TriggerSpec> specs(const char* text) {
+  std::vector<TriggerSpec> out;
+  REQUIRE(parse_triggers(text, &out).ok());
   return out;
 }
 

@@ -1,6 +1,6 @@
 // The triggers of the flight recorder as the config names them (`trigger=`, several joined with
-// `+`): parsed here, with the config, so that a mistake is the session's one error at start;
-// evaluated by lib/flight/triggers.h.
+// `+`): parsed with the config (flight_options.h), so that a mistake is the session's one error
+// at start; evaluated by triggers.h.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 #include "gpuprobe/status.hpp"
 
-namespace gpuprobe::core {
+namespace gpuprobe::flight {
 
 struct TriggerSpec {
   enum class Kind : std::uint8_t {
@@ -27,11 +27,7 @@ struct TriggerSpec {
   int signal = 0;                 // kSignal
 };
 
-// A duration with its unit, "200ms", "1.5s", "250us", "2m"; `bare_unit_ns` applies when the
-// unit is left out (0: a unit is required). False on anything else, or a negative value.
-bool parse_duration(std::string_view text, std::int64_t bare_unit_ns, std::int64_t* ns);
-
 // Parses the value of `trigger=` ("slow:request>200ms+p99:request>50ms/10s+signal").
 Status parse_triggers(std::string_view value, std::vector<TriggerSpec>* out);
 
-}  // namespace gpuprobe::core
+}  // namespace gpuprobe::flight

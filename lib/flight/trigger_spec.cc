@@ -1,10 +1,12 @@
-#include "core/trigger_spec.h"
+#include "flight/trigger_spec.h"
 
 #include <csignal>
 #include <cstdlib>
 #include <string>
 
-namespace gpuprobe::core {
+#include "base/option_values.h"
+
+namespace gpuprobe::flight {
 namespace {
 
 Status bad_trigger(std::string_view item, std::string_view why) {
@@ -56,49 +58,19 @@ Status parse_one(std::string_view item, TriggerSpec* t) {
     const std::size_t slash = threshold.find('/');
     if (slash == std::string_view::npos)
       return bad_trigger(item, "has no rolling window (e.g. >50ms/10s)");
-    if (!parse_duration(threshold.substr(slash + 1), 0, &t->window_ns) ||
+    if (!base::parse_duration(threshold.substr(slash + 1), 0, &t->window_ns) ||
         t->window_ns < 100'000'000 || t->window_ns > 86'400'000'000'000)
       return bad_trigger(item, "has a window that is not a duration from 100ms to 24h");
     threshold = threshold.substr(0, slash);
   } else {
     return bad_trigger(item, "is of an unknown kind");
   }
-  if (!parse_duration(threshold, 0, &t->threshold_ns) || t->threshold_ns <= 0)
+  if (!base::parse_duration(threshold, 0, &t->threshold_ns) || t->threshold_ns <= 0)
     return bad_trigger(item, "has a threshold that is not a positive duration with a unit");
   return {};
 }
 
 }  // namespace
-
-bool parse_duration(std::string_view text, std::int64_t bare_unit_ns, std::int64_t* ns) {
-  const std::size_t unit_at = text.find_first_not_of("0123456789.");
-  const std::string_view number = text.substr(0, unit_at);
-  const std::string_view unit =
-      unit_at == std::string_view::npos ? std::string_view() : text.substr(unit_at);
-  double scale = 0;
-  if (unit.empty()) {
-    scale = static_cast<double>(bare_unit_ns);
-  } else if (unit == "ns") {
-    scale = 1;
-  } else if (unit == "us") {
-    scale = 1e3;
-  } else if (unit == "ms") {
-    scale = 1e6;
-  } else if (unit == "s") {
-    scale = 1e9;
-  } else if (unit == "m" || unit == "min") {
-    scale = 60e9;
-  } else if (unit == "h") {
-    scale = 3600e9;
-  }
-  if (scale == 0 || number.empty() || number.size() > 20) return false;
-  const std::string s(number);
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || !(v >= 0) || v * scale > 9e18) return false;
-  *ns = static_cast<std::int64_t>(v * scale + 0.5);
-  return true;
-}
 
 Status parse_triggers(std::string_view value, std::vector<TriggerSpec>* out) {
   out->clear();
@@ -113,4 +85,4 @@ Status parse_triggers(std::string_view value, std::vector<TriggerSpec>* out) {
   return {};
 }
 
-}  // namespace gpuprobe::core
+}  // namespace gpuprobe::flight

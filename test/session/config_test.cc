@@ -1,9 +1,11 @@
-#include "core/config.h"
+// The session's config: every component's option table, put together (session_config.h).
+#include "session/session_config.h"
 
 #include <csignal>
 #include <string>
 #include <vector>
 
+#include "base/option_values.h"
 #include "core/categories.h"
 #include "core/clock.h"
 #include "core/gpu_source.h"
@@ -17,6 +19,10 @@ namespace gpuprobe::core {
 namespace {
 
 using testing::contains;
+using Config = session::SessionConfig;
+using base::parse_duration;
+using flight::TriggerSpec;
+using session::parse_config;
 
 // Each config is refused.
 void check_refused(std::initializer_list<const char*> configs) {
@@ -42,20 +48,20 @@ TEST_CASE("An empty config keeps every default") {
   Config c;
   REQUIRE(parse_config("", &c).ok());
   REQUIRE(c.sinks.empty());
-  REQUIRE(c.ring_capacity == 32768);
-  REQUIRE(c.flush_ms == 20);
-  REQUIRE(c.nvtx);
-  REQUIRE(c.clock == ClockChoice::kAuto);
-  REQUIRE_FALSE(c.categories.has_value());
+  REQUIRE(c.recording.ring_capacity == 32768);
+  REQUIRE(c.recording.flush_ms == 20);
+  REQUIRE(c.recording.nvtx);
+  REQUIRE(c.recording.clock == ClockChoice::kAuto);
+  REQUIRE_FALSE(c.recording.categories.has_value());
 }
 
 TEST_CASE("cupti_api= chooses callbacks (the default) or CUPTI's API activity records") {
   Config c;
-  REQUIRE(c.gpu_api_callbacks);
+  REQUIRE(c.gpu.api_callbacks);
   REQUIRE(parse_config("cupti_api=activity", &c).ok());
-  REQUIRE_FALSE(c.gpu_api_callbacks);
+  REQUIRE_FALSE(c.gpu.api_callbacks);
   REQUIRE(parse_config("cupti_api=callbacks", &c).ok());
-  REQUIRE(c.gpu_api_callbacks);
+  REQUIRE(c.gpu.api_callbacks);
   const Status bad = parse_config("cupti_api=records", &c);
   REQUIRE_FALSE(bad.ok());
   REQUIRE(bad.message().find("callbacks or activity") != std::string::npos);
@@ -64,20 +70,20 @@ TEST_CASE("cupti_api= chooses callbacks (the default) or CUPTI's API activity re
 TEST_CASE("cupti= takes kinds, all, and all_api (every runtime and driver call)") {
   Config c;
   REQUIRE(parse_config("cupti=all", &c).ok());
-  REQUIRE(c.gpu_kinds == kAllGpuKinds);
-  REQUIRE_FALSE(c.gpu_all_api);
+  REQUIRE(c.gpu.kinds == kAllGpuKinds);
+  REQUIRE_FALSE(c.gpu.all_api);
   REQUIRE(parse_config("cupti=kernel+runtime", &c).ok());
-  REQUIRE(c.gpu_kinds ==
+  REQUIRE(c.gpu.kinds ==
           (gpu_kind_bit(GpuActivityKind::kKernel) | gpu_kind_bit(GpuActivityKind::kRuntimeApi)));
-  REQUIRE_FALSE(c.gpu_all_api);
+  REQUIRE_FALSE(c.gpu.all_api);
   REQUIRE(parse_config("cupti=all+all_api", &c).ok());
-  REQUIRE(c.gpu_kinds == kAllGpuKinds);
-  REQUIRE(c.gpu_all_api);
+  REQUIRE(c.gpu.kinds == kAllGpuKinds);
+  REQUIRE(c.gpu.all_api);
   // all_api brings the API kinds it widens.
   Config k;
   REQUIRE(parse_config("cupti=kernel+all_api", &k).ok());
-  REQUIRE(k.gpu_all_api);
-  REQUIRE(k.gpu_kinds ==
+  REQUIRE(k.gpu.all_api);
+  REQUIRE(k.gpu.kinds ==
           (gpu_kind_bit(GpuActivityKind::kKernel) | gpu_kind_bit(GpuActivityKind::kRuntimeApi) |
            gpu_kind_bit(GpuActivityKind::kDriverApi)));
 }
@@ -92,20 +98,20 @@ TEST_CASE("Good config strings set what they name") {
   REQUIRE(c.sinks[0].key == "chrome");
   REQUIRE(c.sinks[0].value == "a.json");
   REQUIRE(c.sinks[1].value == "b.json.gz");
-  REQUIRE(c.ring_capacity == 1024);  // rounded up to a power of two
-  REQUIRE(c.flush_ms == 5);
-  REQUIRE_FALSE(c.nvtx);
-  REQUIRE(c.clock == ClockChoice::kMonotonic);
-  REQUIRE(c.categories == ((1u << 0) | (1u << 5)));
-  REQUIRE(c.rank == 3);
-  REQUIRE(c.world_size == 8);
-  REQUIRE(c.max_names == 10);
+  REQUIRE(c.recording.ring_capacity == 1024);  // rounded up to a power of two
+  REQUIRE(c.recording.flush_ms == 5);
+  REQUIRE_FALSE(c.recording.nvtx);
+  REQUIRE(c.recording.clock == ClockChoice::kMonotonic);
+  REQUIRE(c.recording.categories == ((1u << 0) | (1u << 5)));
+  REQUIRE(c.recording.rank == 3);
+  REQUIRE(c.recording.world_size == 8);
+  REQUIRE(c.recording.max_names == 10);
 }
 
 TEST_CASE("categories=all enables every category") {
   Config c;
   REQUIRE(parse_config("categories=all", &c).ok());
-  REQUIRE(c.categories == kAllCategories);
+  REQUIRE(c.recording.categories == kAllCategories);
 }
 
 TEST_CASE("flight=, dump= and trigger= set the flight recorder; the two trigger forms parse") {
@@ -155,13 +161,13 @@ TEST_CASE("flight=, dump= and trigger= set the flight recorder; the two trigger 
 
 TEST_CASE("gpu_burst=ON/EVERY records GPU activity in bursts, and needs cupti=") {
   Config c;
-  REQUIRE(c.gpu_burst_every_ns == 0);
+  REQUIRE(c.gpu.burst_every_ns == 0);
   REQUIRE(parse_config("gpu_burst=1s/60s,cupti=all", &c).ok());  // in any order
-  CHECK(c.gpu_burst_on_ns == 1'000'000'000);
-  CHECK(c.gpu_burst_every_ns == 60'000'000'000);
+  CHECK(c.gpu.burst_on_ns == 1'000'000'000);
+  CHECK(c.gpu.burst_every_ns == 60'000'000'000);
   REQUIRE(parse_config("cupti=kernel,gpu_burst=250ms/2m", &c).ok());
-  CHECK(c.gpu_burst_on_ns == 250'000'000);
-  CHECK(c.gpu_burst_every_ns == 120'000'000'000);
+  CHECK(c.gpu.burst_on_ns == 250'000'000);
+  CHECK(c.gpu.burst_every_ns == 120'000'000'000);
   check_refused({"cupti=all,gpu_burst=1s", "cupti=all,gpu_burst=60s/1s",
                  "cupti=all,gpu_burst=1s/1s", "cupti=all,gpu_burst=5ms/1s",
                  "cupti=all,gpu_burst=1s/2d", "cupti=all,gpu_burst=/60s"});
@@ -234,7 +240,7 @@ TEST_CASE("Named user categories are usable in config strings") {
   REQUIRE_FALSE(gpuprobe::name_category(Category::kUser5, "a,b"));   // would break config strings
   Config c;
   REQUIRE(parse_config("categories=io+app", &c).ok());
-  REQUIRE(c.categories == ((1u << 27) | 1u));
+  REQUIRE(c.recording.categories == ((1u << 27) | 1u));
   REQUIRE(category_name(Category::kUser3) == "io");
 }
 
