@@ -145,6 +145,7 @@ def main():
     sampler_ns = {n: 0 for n in names}
     own_ns = {n: 0 for n in names}
     wall_s = {n: 0.0 for n in names}
+    sampled = 0  # the process's threads during a sched=1ms slice, the sampler's included
     try:
         workers.slice(1.0)  # warm: imports, the first allocations
         began = time.monotonic()
@@ -161,6 +162,8 @@ def main():
                     before, start = threads_cpu_ns(), time.perf_counter()
                     times = workers.slice(args.slice)
                     after, took = threads_cpu_ns(), time.perf_counter() - start
+                    if ARMS[name] != "sched=off":
+                        sampled = len(os.listdir("/proc/self/task"))
                 os.unlink(trace)
                 counts[name].append(len(times))
                 lower_quartiles[name].append(quantile(times, 0.25))
@@ -173,7 +176,8 @@ def main():
 
     print(f"{args.rounds} rounds of {args.slice} s per arm, {args.threads} worker threads, each "
           f"request {args.compute_us:.0f} us hashing + {args.python_us:.0f} us Python + "
-          f"{args.sleep_us:.0f} us sleep, {os.cpu_count()} CPUs; {BASELINE}: "
+          f"{args.sleep_us:.0f} us sleep, {os.cpu_count()} CPUs, {sampled} threads in the "
+          f"process; {BASELINE}: "
           f"{statistics.median(counts[BASELINE]) / args.slice:.0f} requests/s, a request's lower "
           f"quartile {statistics.median(lower_quartiles[BASELINE]) / 1e3:.0f} us")
     print(f"throughput: requests per slice / {BASELINE}'s of the same round (mean over rounds, "
@@ -182,7 +186,7 @@ def main():
           f"gpuprobe-sched's and all gpuprobe threads' CPU time in the timed slices, % of a core")
     print(f"{'arm':16} {'req/s':>7} {'throughput':>10} {'95% of mean':>15} {'range':>13} "
           f"{'per request':>11} {'95% of median':>15} {'sampler':>8} {'gpuprobe':>8}")
-    result = {"args": vars(args), "arms": {}}
+    result = {"args": vars(args), "threads_in_process": sampled, "arms": {}}
     for name in names:
         throughput = ratio_row(counts[name], counts[BASELINE])
         per_request = ratio_row(lower_quartiles[BASELINE], lower_quartiles[name])
