@@ -23,6 +23,7 @@ ranges (each thread's k-th range is its k-th request). Tolerances allow for samp
 periods of 1 ms, and a late sample on a loaded machine), and for the moments between a range's
 edges and the thread's reads; no timing is asserted. A case whose cause could not be planted
 (the machine too busy, or too idle, for it to show) is skipped with its reason."""
+import bisect
 import collections
 import contextlib
 import ctypes
@@ -351,13 +352,25 @@ def test_waiting_for_a_cpu_other_processes_hold_is_not_blocked(tmp_path):
 def test_a_gil_holder_is_named(tmp_path):
     trace, requests = tmp_path / "gil.json", Requests()
     stop, started = threading.Event(), threading.Event()
+    ran = []  # the hog's (clock, CPU time) every 100 turns of its loop, ns
 
     def hog():
         gpuprobe.set_thread_name("gil hog")
         started.set()
         with gpuprobe.range("hog"):
+            turns = 0
             while not stop.is_set():
-                pass
+                turns += 1
+                if turns % 100 == 0:
+                    ran.append((time.monotonic_ns(), time.thread_time_ns()))
+
+    def hog_ran_ms(truth):
+        """The hog's CPU time during a request, by its own clock."""
+        def cpu_at(t):
+            i = min(max(bisect.bisect_left(ran, (t, 0)), 1), len(ran) - 1)
+            (t0, c0), (t1, c1) = ran[i - 1], ran[i]
+            return c0 + (c1 - c0) * min(max((t - t0) / max(t1 - t0, 1), 0), 1)
+        return (cpu_at(truth["end_ns"]) - cpu_at(truth["begin_ns"])) / 1e6
 
     thread = threading.Thread(target=hog)
     with gpuprobe.Session(CONFIG.format(trace=trace)):
@@ -391,10 +404,18 @@ def test_a_gil_holder_is_named(tmp_path):
         if blocked is None or not close_to(blocked["overlap_ms"], truth["blocked"], o, truth):
             wrong.append("blocked time off: " + describe(o, truth))
             continue
-        behind = o.get("blocked_behind")
+        behind, hog_ms = o.get("blocked_behind"), hog_ran_ms(truth)
         if "gil hog" not in blocked.get("detail", "") or (
                 behind is not None and behind.get("thread") != "gil hog"):
             wrong.append("the hog not named: " + describe(o, truth))
+        elif behind is not None and not (
+                isinstance(behind.get("on_cpu_ms"), (int, float)) and
+                close_to(behind["on_cpu_ms"], hog_ms, o, truth)):
+            wrong.append(f"the hog ran {hog_ms:.1f} ms by its clock: " + describe(o, truth))
+        elif hog_ms >= 0.8 * truth["blocked"] and "off a CPU" in blocked.get("detail", ""):
+            # It ran while the request waited: the GIL's holder, on a CPU.
+            wrong.append(f"the hog, on a CPU {hog_ms:.1f} ms, called off one: " +
+                         describe(o, truth))
     assert checked >= 3, [describe(o, t) for o, t in pairs]
     assert not wrong, verdict(wrong, pairs)
 
