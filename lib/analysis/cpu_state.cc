@@ -44,12 +44,16 @@ void CpuState::finish(const TraceContext& trace) {
             [](const KeptRange& a, const KeptRange& b) { return a.begin < b.begin; });
 }
 
-std::int64_t CpuState::ran(std::int64_t tid, std::int64_t begin, std::int64_t end) const {
+CpuState::Activity CpuState::activity(std::int64_t tid, std::int64_t begin,
+                                      std::int64_t end) const {
   const auto it = series_.find(tid);
-  if (it == series_.end() || it->second.empty() || it->second.first_ns() > begin ||
-      end > last_sample_ns_)
-    return -1;
-  return std::max<std::int64_t>(static_cast<std::int64_t>(it->second.running(begin, end)), 0);
+  if (it == series_.end() || it->second.empty() || end > last_sample_ns_) return {};
+  // A thread first listed after `begin` (the sampler lists threads every ten periods): what it
+  // did from its first sample on, a lower bound.
+  begin = std::max(begin, it->second.first_ns());
+  if (begin >= end) return {};
+  const auto ns = [](double v) { return std::max<std::int64_t>(static_cast<std::int64_t>(v), 0); };
+  return {ns(it->second.running(begin, end)), ns(it->second.waiting(begin, end))};
 }
 
 CpuSplit CpuState::split(std::int64_t tid, std::int64_t begin, std::int64_t end) const {
@@ -98,7 +102,8 @@ void CpuState::find_holder(std::int64_t tid, std::int64_t begin, std::int64_t en
   const auto first = std::lower_bound(ranges_.begin(), last, begin - longest_, by_begin);
   struct Candidate {
     const KeptRange* range;
-    std::int64_t shared, on_cpu;
+    std::int64_t shared;
+    Activity did;
     bool same_place;
   };
   std::vector<Candidate> others;
@@ -110,7 +115,7 @@ void CpuState::find_holder(std::int64_t tid, std::int64_t begin, std::int64_t en
       continue;
     }
     const std::int64_t from = std::max(begin, k->begin), to = std::min(end, k->end);
-    others.push_back({&*k, to - from, ran(threads[k->thread].os_tid, from, to), false});
+    others.push_back({&*k, to - from, activity(threads[k->thread].os_tid, from, to), false});
   }
   // Fellow waiters: threads all of whose ranges here are named as this thread's own (waiting at
   // the same place), off a CPU for most of the longest.
@@ -127,7 +132,9 @@ void CpuState::find_holder(std::int64_t tid, std::int64_t begin, std::int64_t en
   }
   std::set<std::uint32_t> waiters;
   for (const auto& [thread, t] : by_thread) {
-    if (t.same_place && t.longest->on_cpu >= 0 && t.longest->on_cpu * 2 < t.longest->shared)
+    // Runnable (on a CPU or waiting for one) for half of it: not waiting at the same place.
+    const Activity& did = t.longest->did;
+    if (t.same_place && did.running >= 0 && (did.running + did.waiting) * 2 < t.longest->shared)
       waiters.insert(thread);
   }
   const std::int64_t covers = out->blocked_ns * 9 / 10;
@@ -150,7 +157,8 @@ void CpuState::find_holder(std::int64_t tid, std::int64_t begin, std::int64_t en
   out->holder_range = best->range->name;
   out->holder_thread = threads[best->range->thread].name;
   out->holder_overlap_ns = best->shared;
-  out->holder_running_ns = best->on_cpu;
+  out->holder_running_ns = best->did.running;
+  out->holder_waiting_ns = best->did.waiting;
   out->other_waiters = static_cast<int>(waiters.size());
 }
 

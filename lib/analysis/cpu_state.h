@@ -33,6 +33,7 @@ struct CpuSplit {
   std::string holder_range, holder_thread;
   std::int64_t holder_overlap_ns = 0;
   std::int64_t holder_running_ns = -1;
+  std::int64_t holder_waiting_ns = -1;  // and waiting for a CPU (-1: not sampled)
   int other_waiters = 0;
   // The other thread that ran the most meanwhile, and how long.
   std::string busiest_thread;
@@ -61,8 +62,12 @@ class CpuState : public Analysis {
   };
   // The holder and fellow waiters of `out`'s blocked time (above).
   void find_holder(std::int64_t tid, std::int64_t begin, std::int64_t end, CpuSplit* out) const;
-  // Time on a CPU of the thread with OS id `tid` in [begin, end); -1 when it was not sampled.
-  std::int64_t ran(std::int64_t tid, std::int64_t begin, std::int64_t end) const;
+  // Time on a CPU, and waiting for one, of the thread with OS id `tid` in [begin, end); -1 when
+  // it was not sampled.
+  struct Activity {
+    std::int64_t running = -1, waiting = -1;
+  };
+  Activity activity(std::int64_t tid, std::int64_t begin, std::int64_t end) const;
 
   std::map<std::int64_t, SchedSeries> series_;  // by OS thread id
   std::int64_t last_sample_ns_ = 0;             // of any thread: past it, nothing is known

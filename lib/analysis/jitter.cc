@@ -266,15 +266,25 @@ void Jitter::finish(const TraceContext& trace) {
       }
       if (cpu.blocked_ns >= floor) {
         std::string why;
-        if (cpu.holder_overlap_ns * 2 >= cpu.blocked_ns) {
-          o.blocked_behind = {cpu.holder_range, cpu.holder_thread, cpu.holder_overlap_ns,
-                              cpu.holder_running_ns, cpu.other_waiters};
-          // A holder asleep in its range (a lock held across I/O or a sleep) did not run.
-          const bool ran =
-              cpu.holder_running_ns < 0 || cpu.holder_running_ns * 2 >= cpu.holder_overlap_ns;
+        // Named from a quarter of the blocked time: in a convoy the rest is spent behind the
+        // waiters ahead, each holding the lock in turn (counted as other waiters).
+        if (cpu.holder_overlap_ns * 4 >= cpu.blocked_ns) {
+          o.blocked_behind = {cpu.holder_range,      cpu.holder_thread,     cpu.holder_overlap_ns,
+                              cpu.holder_running_ns, cpu.holder_waiting_ns, cpu.other_waiters};
+          // A holder asleep in its range (a lock held across I/O or a sleep) did not run; one
+          // runnable (on a CPU or waiting for one) while this thread was blocked, half that
+          // time at least, did: the GIL's holder runs while its waiters are blocked.
+          const std::int64_t active = cpu.holder_running_ns + cpu.holder_waiting_ns;
+          const std::int64_t during = std::min(cpu.holder_overlap_ns, cpu.blocked_ns);
+          const bool ran = cpu.holder_running_ns < 0 || active * 2 >= during;
           why = "while \"" + cpu.holder_range + "\" " + (ran ? "ran" : "was open, off a CPU,") +
                 " on " + cpu.holder_thread + " (" +
-                absl::StrFormat("%.1f ms", ms(cpu.holder_overlap_ns)) + " of it)";
+                absl::StrFormat("%.1f ms", ms(cpu.holder_overlap_ns)) + " of it";
+          // A holder that itself waited for a CPU more than it ran: the CPUs were the bottleneck.
+          if (ran && cpu.holder_waiting_ns > cpu.holder_running_ns)
+            why += absl::StrFormat(", on a CPU %.1f ms and waiting for one %.1f ms",
+                                   ms(cpu.holder_running_ns), ms(cpu.holder_waiting_ns));
+          why += ")";
           if (cpu.other_waiters > 0)
             why += absl::StrFormat(", waiting behind %d other waiter%s", cpu.other_waiters,
                                    cpu.other_waiters == 1 ? "" : "s");
@@ -338,6 +348,7 @@ void Jitter::write_json(const TraceContext& trace, nlohmann::json* report) const
           {"thread", b.thread},
           {"overlap_ms", ms(b.overlap_ns)},
           {"on_cpu_ms", b.on_cpu_ns >= 0 ? json(ms(b.on_cpu_ns)) : json(nullptr)},
+          {"waiting_for_cpu_ms", b.waiting_ns >= 0 ? json(ms(b.waiting_ns)) : json(nullptr)},
           {"other_waiters", b.other_waiters}};
     }
   }

@@ -37,6 +37,7 @@ struct CauseOverlap {
 struct BlockedBehind {
   std::string range, thread;
   std::int64_t overlap_ns = 0, on_cpu_ns = -1;
+  std::int64_t waiting_ns = -1;  // of the overlap, the holder's thread waiting for a CPU
   int other_waiters = 0;
 };
 

@@ -1,7 +1,7 @@
 #include "analysis/sched_series.h"
 
 #include <algorithm>
-#include <utility>
+#include <vector>
 
 namespace gpuprobe::analysis {
 
@@ -40,44 +40,51 @@ void SchedSeries::place_waits_back() {
   for (std::size_t i = 0; i < n; ++i) {
     if (running_[i].at_ns != waiting_[i].at_ns) return;
   }
-  std::vector<Sample> running, waiting;
-  running.reserve(n + n / 2);
-  waiting.reserve(n + n);
-  running.push_back(running_[0]);
-  waiting.push_back(waiting_[0]);
-  for (std::size_t i = 1; i < n; ++i) {
-    const std::int64_t t0 = running_[i - 1].at_ns, t1 = running_[i].at_ns;
+  // Each period's room for waiting: its length less what the thread ran in it, less what is
+  // already placed there. A period's run-queue delay fills its own room, then the room of the
+  // periods before it, latest first — a wait ends when the thread gets its CPU back and reaches
+  // back from there, over quiet periods and into the end of one in which the thread also ran.
+  std::vector<double> placed(n, 0.0);  // placed[i]: waiting placed in (t[i-1], t[i]]
+  const auto room = [&](std::size_t i) {
+    const double length = static_cast<double>(running_[i].at_ns - running_[i - 1].at_ns);
     const double ran = running_[i].total_ns - running_[i - 1].total_ns;
-    const double waited = waiting_[i].total_ns - waiting_[i - 1].total_ns;
-    if (waited > 0 && t1 > t0) {
-      // It got its CPU back when it began to run what it ran before the next sample.
-      const std::int64_t back =
-          std::clamp<std::int64_t>(t1 - static_cast<std::int64_t>(ran), t0, t1);
-      // How far back the wait may reach: over the samples before in which neither counter moved.
-      std::size_t k = i - 1;
-      while (k > 0 && running_[k].total_ns == running_[k - 1].total_ns &&
-             waiting_[k].total_ns == waiting_[k - 1].total_ns)
-        --k;
-      const std::int64_t earliest = running_[k].at_ns;
-      const auto placed =
-          std::min<std::int64_t>(static_cast<std::int64_t>(waited), back - earliest);
-      if (placed > 0) {
-        const std::int64_t from = back - placed;
-        const double before = waiting_[i - 1].total_ns;
-        // The quiet samples inside the wait said "unchanged", which the jump corrects.
-        while (waiting.size() > 1 && waiting.back().at_ns > from &&
-               waiting.back().total_ns == before)
-          waiting.pop_back();
-        waiting.push_back({from, before});
-        waiting.push_back({back, before + static_cast<double>(placed)});
-        running.push_back({back, running_[i - 1].total_ns});
-      }
+    return std::max(length - ran - placed[i], 0.0);
+  };
+  // full[k]: a period at or before k that may have room (k's own once k has none left), so
+  // that a busy thread's full periods are stepped over once, not once per wait.
+  std::vector<std::size_t> full(n);
+  for (std::size_t i = 0; i < n; ++i) full[i] = i;
+  const auto with_room = [&](std::size_t k) {
+    std::size_t r = k;
+    while (r >= 1 && full[r] != r) r = full[r];
+    while (r >= 1 && room(r) <= 0) {
+      full[r] = r - 1;
+      r = full[r];
+      while (r >= 1 && full[r] != r) r = full[r];
     }
-    running.push_back(running_[i]);
-    waiting.push_back(waiting_[i]);
+    for (std::size_t c = k; c > r && full[c] != r;) {  // shorten the path taken
+      const std::size_t next = full[c];
+      full[c] = r;
+      c = next;
+    }
+    return r;  // 0: none
+  };
+  for (std::size_t i = 1; i < n; ++i) {
+    double left = waiting_[i].total_ns - waiting_[i - 1].total_ns;
+    if (left <= 0) continue;
+    for (std::size_t k = with_room(i); k >= 1 && i - k < kMaxReach && left > 0;
+         k = with_room(k - 1)) {
+      const double take = std::min(left, room(k));
+      placed[k] += take;
+      left -= take;
+    }
+    placed[i] += left;  // samples that disagree: left where it was seen
   }
-  running_ = std::move(running);
-  waiting_ = std::move(waiting);
+  double total = waiting_[0].total_ns;
+  for (std::size_t i = 1; i < n; ++i) {
+    total += placed[i];
+    waiting_[i].total_ns = total;
+  }
 }
 
 }  // namespace gpuprobe::analysis

@@ -4,13 +4,16 @@
 //
 // The kernel adds a thread's run-queue delay to its total only when the thread gets a CPU back,
 // so a thread that waited for a CPU for 20 ms shows its counters unchanged for 20 ms (as a
-// blocked thread would) and then a jump. finish() places each such jump back where it happened:
-// the delay ends when the thread got its CPU back (taken as the next sample less what it ran in
-// between) and reaches back over the quiet stretch before, never into a period in which the
-// thread ran. What does not fit there (samples that disagree) is left at the sample that showed
-// it. A split read from the series is then exact to about one period at each end of the span.
+// blocked thread would) and then a jump; and a wait still going on at a sample shows up only at
+// a later one. finish() places each jump back where it happened: a period's delay fills that
+// period's room (its length less what the thread ran in it), then the room left in the periods
+// before it, latest first (the wait ended when the thread got its CPU back, and reaches back
+// from there), at most kMaxReach periods. What does not fit (samples that disagree) is left
+// where it was seen. Within a period the totals are interpolated linearly, so a split read from
+// the series is exact to about one period at each end of the span.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -18,6 +21,8 @@ namespace gpuprobe::analysis {
 
 class SchedSeries {
  public:
+  static constexpr std::size_t kMaxReach = 1024;  // periods a wait is placed back over, at most
+
   // A sample of the thread's total on a CPU, or of its total run-queue delay, in nanoseconds.
   void add_running(std::int64_t at_ns, double total_ns) { running_.push_back({at_ns, total_ns}); }
   void add_waiting(std::int64_t at_ns, double total_ns) { waiting_.push_back({at_ns, total_ns}); }
@@ -44,6 +49,7 @@ class SchedSeries {
   };
   // A series' total at `t`, interpolated; the first and last samples hold beyond the ends.
   static double at(const std::vector<Sample>& s, std::int64_t t);
+  // The samples' waiting totals, moved to where the waits happened (above).
   void place_waits_back();
 
   std::vector<Sample> running_, waiting_;
