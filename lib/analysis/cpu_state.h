@@ -7,11 +7,11 @@
 //
 // The holder is chosen among the other threads' ranges that overlap the span, leaving out
 // fellow waiters: threads in a range named as one of the span's thread's own (waiting at the
-// same place) and themselves neither on a CPU nor waiting for one for most of it. Of the rest, the
-// shortest range that covers nine tenths of the blocked time (the innermost: the lock's scope
-// rather than the loop around it), else the one that overlaps most. When only fellow waiters
-// overlap, the one whose range began first (the first to arrive got what the others wait for) is
-// the holder. The fellow waiters are counted: "waiting behind N other waiters".
+// same place) and themselves neither on a CPU nor waiting for one for most of it. Of the rest,
+// the shortest range that covers nine tenths of the blocked time (the innermost: the lock's
+// scope rather than the loop around it), else the one that overlaps most. When only fellow
+// waiters overlap, the one whose range began first (the first to arrive got what the others
+// wait for) is the holder. The fellow waiters are counted: "waiting behind N other waiters".
 #pragma once
 
 #include <cstdint>
