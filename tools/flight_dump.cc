@@ -6,15 +6,17 @@
 
 #include "base/printable_text.h"
 #include "base/utc_time.h"
+#include "formats/dump_description.h"
 #include "readers/regular_file.h"
 
 namespace gpuprobe::tools {
 namespace {
 
 namespace fs = std::filesystem;
+namespace dd = formats::dump_description;
 using nlohmann::json;
 
-constexpr const char* kDescription = "dump.json";
+constexpr const char* kDescription = dd::kFileName;
 // A dump.json is a few KiB (a line per thread of the window: a few MiB with tens of thousands);
 // these bound what a hostile one costs (nlohmann's parser keeps its own stack, but copying,
 // comparing or printing a value recurses once per level).
@@ -153,20 +155,21 @@ Status read_flight_dump(const std::string& dir, FlightDump* out) {
                          std::to_string(kMaxDescriptionDepth) +
                          " levels, not a gpuprobe dump description");
   }
-  if (d.is_discarded() || !d.is_object() || string_of(d, "format", "") != "gpuprobe-dump") {
+  if (d.is_discarded() || !d.is_object() || string_of(d, dd::kFormat, "") != dd::kFormatName) {
     return Status::Error(description.string() + " is not a gpuprobe dump description");
   }
   FlightDump& f = *out;
   // The flight window where the dump wrote one (the recorder's own bytes, the fastest to read),
   // else the Perfetto trace (it keeps every field), else a Chrome trace.
   std::string perfetto, chrome;
-  if (const json* files = member(d, "files"); files != nullptr && files->is_array()) {
+  if (const json* files = member(d, dd::kFiles); files != nullptr && files->is_array()) {
     for (const json& file : *files) {
       if (!file.is_string()) continue;
       const std::string& name = file.get_ref<const std::string&>();
       if (!plain_file_name(name)) {
-        return Status::Error(description.string() +
-                             ": lists a file outside the dump's directory (an absolute path or '..')");
+        return Status::Error(
+            description.string() +
+            ": lists a file outside the dump's directory (an absolute path or '..')");
       }
       const std::string path = (fs::path(dir) / name).string();
       if (name.find(".gpwindow") != std::string::npos && f.trace.empty()) {
@@ -184,38 +187,38 @@ Status read_flight_dump(const std::string& dir, FlightDump* out) {
                          " lists no trace this command reads (dump_format= window, perfetto or "
                          "chrome)");
   }
-  f.name = string_of(d, "name", fs::path(dir).filename().string());
-  f.source = string_of(d, "source", "");
-  f.reason = string_of(d, "reason", "");
-  f.trigger = string_of(d, "trigger", "");
-  f.trigger_ns = int_of(d, "trigger_time_ns", 0);
-  const json& window = object_of(d, "window");
-  f.window_from_ns = int_of(window, "from_ns", 0);
-  f.window_to_ns = int_of(window, "to_ns", 0);
-  f.before_s = double_of(window, "before_s", 0);
-  f.after_s = double_of(window, "after_s", 0);
-  f.host = string_of(d, "host", "");
-  f.process_name = string_of(d, "process_name", "");
-  f.pid = int_of(d, "pid", -1);
-  f.rank = int_of(d, "rank", -1);
-  f.events = count_of(d, "events");
-  f.gpu_events = count_of(d, "gpu_events");
-  const json& drops = object_of(d, "drops");
-  f.dropped =
-      add_sat(add_sat(count_of(drops, "events_dropped"), count_of(drops, "events_dropped_no_ring")),
-              count_of(drops, "gpu_dropped"));
-  f.overwritten = add_sat(count_of(drops, "flight_overwritten_by_age"),
-                          count_of(drops, "flight_overwritten_by_memory"));
-  const json& gpu = object_of(d, "gpu_recording");
-  f.gpu_sampled = bool_of(gpu, "sampled");
-  f.gpu_recorded_s = double_of(gpu, "recorded_s", 0);
+  f.name = string_of(d, dd::kName, fs::path(dir).filename().string());
+  f.source = string_of(d, dd::kSource, "");
+  f.reason = string_of(d, dd::kReason, "");
+  f.trigger = string_of(d, dd::kTrigger, "");
+  f.trigger_ns = int_of(d, dd::kTriggerTimeNs, 0);
+  const json& window = object_of(d, dd::kWindow);
+  f.window_from_ns = int_of(window, dd::kFromNs, 0);
+  f.window_to_ns = int_of(window, dd::kToNs, 0);
+  f.before_s = double_of(window, dd::kBeforeS, 0);
+  f.after_s = double_of(window, dd::kAfterS, 0);
+  f.host = string_of(d, dd::kHost, "");
+  f.process_name = string_of(d, dd::kProcessName, "");
+  f.pid = int_of(d, dd::kPid, -1);
+  f.rank = int_of(d, dd::kRank, -1);
+  f.events = count_of(d, dd::kEvents);
+  f.gpu_events = count_of(d, dd::kGpuEvents);
+  const json& drops = object_of(d, dd::kDrops);
+  f.dropped = add_sat(
+      add_sat(count_of(drops, dd::kEventsDropped), count_of(drops, dd::kEventsDroppedNoRing)),
+      count_of(drops, dd::kGpuDropped));
+  f.overwritten =
+      add_sat(count_of(drops, dd::kOverwrittenByAge), count_of(drops, dd::kOverwrittenByMemory));
+  const json& gpu = object_of(d, dd::kGpuRecording);
+  f.gpu_sampled = bool_of(gpu, dd::kSampled);
+  f.gpu_recorded_s = double_of(gpu, dd::kRecordedS, 0);
   if (f.source == "trigger") {
-    const json& values = object_of(d, "values");
+    const json& values = object_of(d, dd::kValues);
     f.latency_name = watched_range(f.trigger);
-    f.threshold_ms = double_of(values, "threshold_ms", 0);
+    f.threshold_ms = double_of(values, dd::kThresholdMs, 0);
     // A percentile trigger watched its rolling window; a slow: trigger, the one range that
     // ended at the trigger.
-    const double watched_s = double_of(values, "window_s", 0);
+    const double watched_s = double_of(values, dd::kWindowS, 0);
     f.watched_from_ns =
         watched_s > 0 ? sub_sat(f.trigger_ns, saturate_ns(watched_s * 1e9)) : f.window_from_ns;
   }

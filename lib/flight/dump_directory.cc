@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "base/utc_time.h"
+#include "formats/dump_description.h"
 
 namespace gpuprobe::flight {
+namespace dd = formats::dump_description;
 
 std::string dump_name(std::int64_t wall_ns, const std::string& host, std::int64_t pid, int rank) {
   const std::string stamp = base::utc_time(wall_ns, base::UtcStyle::kBasic);
@@ -103,10 +105,12 @@ bool is_own_dump(const std::string& dir, const std::string& name) {
   struct stat st {};
   bool own = fstat(fd, &st) == 0 && st.st_uid == geteuid();
   const int description =
-      own ? openat(fd, "dump.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+      own ? openat(fd, dd::kFileName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
   ::close(fd);
   if (description < 0) return false;
-  const std::string marker = std::string("{\n  \"format\": \"") + kDumpFormat + "\"";
+  // dump.json's first member, its format's name: what marks a directory as a gpuprobe dump.
+  const std::string marker =
+      std::string("{\n  \"") + dd::kFormat + "\": \"" + dd::kFormatName + "\"";
   char head[64] = {};
   own = fstat(description, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
         ::read(description, head, marker.size()) == static_cast<ssize_t>(marker.size()) &&

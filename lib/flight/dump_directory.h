@@ -11,9 +11,6 @@ namespace gpuprobe::flight {
 // are replaced in the host name.
 std::string dump_name(std::int64_t wall_ns, const std::string& host, std::int64_t pid, int rank);
 
-// The value of dump.json's first member, "format": what marks a directory as a gpuprobe dump.
-inline constexpr const char* kDumpFormat = "gpuprobe-dump";
-
 // True when `name` in `dir` is a dump this user's gpuprobe wrote: a directory (not a link) named
 // as dump_name() names them, owned by this user, whose dump.json (a regular file of this user's)
 // begins with the format marker. Anything else in a dump directory is never gpuprobe's to delete.

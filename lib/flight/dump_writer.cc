@@ -14,11 +14,13 @@
 #include "core/sink_registry.h"
 #include "flight/dump_directory.h"
 #include "flight/window_file.h"
+#include "formats/dump_description.h"
 #include "gpuprobe/version.hpp"
 #include "sinks/json_writer.h"
 
 namespace gpuprobe::flight {
 namespace fs = std::filesystem;
+namespace dd = formats::dump_description;
 namespace {
 
 // The file each output writes inside the dump; an output registered by the program gets its key.
@@ -50,6 +52,13 @@ struct ThreadSpan {
 void member(std::string* out, const char* key) {
   if (out->back() != '{') *out += ",";
   *out += "\n  ";
+  sinks::append_json_string(out, key);
+  *out += ": ";
+}
+
+// A member inside a one-line object: `"key": ` after `{` or `, `.
+void inline_member(std::string* out, const char* key) {
+  if (out->back() != '{') *out += ", ";
   sinks::append_json_string(out, key);
   *out += ": ";
 }
@@ -86,14 +95,14 @@ std::string describe(const DumpJob& job, const DumpContext& c, const std::vector
                      std::uint64_t gpu_events) {
   const TimeBase& t = c.time;
   std::string out = "{";
-  string_member(&out, "format", kDumpFormat);
-  int_member(&out, "format_version", 1);
-  string_member(&out, "gpuprobe_version", GPUPROBE_VERSION_STRING);
-  string_member(&out, "name", job.name);
-  string_member(&out, "source", job.source);
-  string_member(&out, "reason", job.reason);
-  string_member(&out, "trigger", job.trigger);
-  member(&out, "values");
+  string_member(&out, dd::kFormat, dd::kFormatName);
+  int_member(&out, dd::kFormatVersion, dd::kFormatVersionNumber);
+  string_member(&out, dd::kGpuprobeVersion, GPUPROBE_VERSION_STRING);
+  string_member(&out, dd::kName, job.name);
+  string_member(&out, dd::kSource, job.source);
+  string_member(&out, dd::kReason, job.reason);
+  string_member(&out, dd::kTrigger, job.trigger);
+  member(&out, dd::kValues);
   out += "{";
   for (std::size_t i = 0; i < job.values.size(); ++i) {
     if (i > 0) out += ", ";
@@ -102,50 +111,60 @@ std::string describe(const DumpJob& job, const DumpContext& c, const std::vector
     sinks::append_double(&out, job.values[i].second);
   }
   out += "}";
-  int_member(&out, "trigger_time_ns", t.wall_ns(job.at_tick));
-  member(&out, "window");
-  out += "{\"from_ns\": ";
+  int_member(&out, dd::kTriggerTimeNs, t.wall_ns(job.at_tick));
+  member(&out, dd::kWindow);
+  out += "{";
+  inline_member(&out, dd::kFromNs);
   sinks::append_int(&out, t.wall_ns(job.from_tick));
-  out += ", \"to_ns\": ";
+  inline_member(&out, dd::kToNs);
   sinks::append_int(&out, t.wall_ns(job.to_tick));
-  out += ", \"before_s\": ";
+  inline_member(&out, dd::kBeforeS);
   sinks::append_int(&out, c.options->seconds);
-  out += ", \"after_s\": ";
+  inline_member(&out, dd::kAfterS);
   sinks::append_double(&out, static_cast<double>(c.options->after_ns) / 1e9);
-  out += std::string(", \"after_cut_short\": ") + (job.after_cut_short ? "true" : "false") + "}";
-  string_member(&out, "host", base::host_name());
-  int_member(&out, "pid", c.info.pid);
-  string_member(&out, "process_name", c.info.process_name);
-  int_member(&out, "rank", c.info.rank);
-  int_member(&out, "world_size", c.info.world_size);
-  string_member(&out, "config", c.info.config);
-  string_member(&out, "clock", c.info.clock);
-  member(&out, "ns_per_tick");
+  inline_member(&out, dd::kAfterCutShort);
+  out += job.after_cut_short ? "true}" : "false}";
+  string_member(&out, dd::kHost, base::host_name());
+  int_member(&out, dd::kPid, c.info.pid);
+  string_member(&out, dd::kProcessName, c.info.process_name);
+  int_member(&out, dd::kRank, c.info.rank);
+  int_member(&out, dd::kWorldSize, c.info.world_size);
+  string_member(&out, dd::kConfig, c.info.config);
+  string_member(&out, dd::kClock, c.info.clock);
+  member(&out, dd::kNsPerTick);
   sinks::append_double(&out, t.ns_per_tick());
-  int_member(&out, "session_start_ns", c.info.start_wall_ns);
-  int_member(&out, "events", static_cast<std::int64_t>(events));
-  int_member(&out, "gpu_events", static_cast<std::int64_t>(gpu_events));
+  int_member(&out, dd::kSessionStartNs, c.info.start_wall_ns);
+  int_member(&out, dd::kEvents, static_cast<std::int64_t>(events));
+  int_member(&out, dd::kGpuEvents, static_cast<std::int64_t>(gpu_events));
   // Whether GPU activity covers the whole window, or only bursts of it (gpu_burst=).
-  member(&out, "gpu_recording");
+  member(&out, dd::kGpuRecording);
   if (c.gpu_switches.empty()) {
-    out += "{\"sampled\": false}";
+    out += "{";
+    inline_member(&out, dd::kSampled);
+    out += "false}";
   } else {
-    out += "{\"sampled\": true, \"recorded\": [";
+    out += "{";
+    inline_member(&out, dd::kSampled);
+    out += "true";
+    inline_member(&out, dd::kRecorded);
+    out += "[";
     double seconds = 0;
     for (const auto& [from, to] : gpu_recorded(job, c)) {
       if (out.back() != '[') out += ", ";
-      out += "{\"from_ns\": ";
+      out += "{";
+      inline_member(&out, dd::kFromNs);
       sinks::append_int(&out, t.wall_ns(from));
-      out += ", \"to_ns\": ";
+      inline_member(&out, dd::kToNs);
       sinks::append_int(&out, t.wall_ns(to));
       out += "}";
       seconds += static_cast<double>(t.duration_ns(from, to)) / 1e9;
     }
-    out += "], \"recorded_s\": ";
+    out += "]";
+    inline_member(&out, dd::kRecordedS);
     sinks::append_double(&out, seconds);
     out += "}";
   }
-  member(&out, "threads");
+  member(&out, dd::kThreads);
   out += "[";
   bool first = true;
   for (std::size_t i = 0; i < spans.size(); ++i) {
@@ -153,30 +172,30 @@ std::string describe(const DumpJob& job, const DumpContext& c, const std::vector
     const ThreadInfo* row = i < c.session.threads.size() ? &c.session.threads[i] : nullptr;
     out += first ? "\n    {" : ",\n    {";
     first = false;
-    out += "\"tid\": ";
+    inline_member(&out, dd::kTid);
     sinks::append_int(&out, row ? row->os_tid : 0);
-    out += ", \"name\": ";
+    inline_member(&out, dd::kName);
     sinks::append_json_string(&out, row ? row->name : "");
     sinks::append_int_members(&out,
-                              {{"events", static_cast<std::int64_t>(spans[i].events)},
-                               {"first_ns", t.wall_ns(spans[i].first)},
-                               {"last_ns", t.wall_ns(spans[i].last)},
-                               {"dropped", row ? static_cast<std::int64_t>(row->dropped) : 0}});
+                              {{dd::kEvents, static_cast<std::int64_t>(spans[i].events)},
+                               {dd::kFirstNs, t.wall_ns(spans[i].first)},
+                               {dd::kLastNs, t.wall_ns(spans[i].last)},
+                               {dd::kDropped, row ? static_cast<std::int64_t>(row->dropped) : 0}});
     out += "}";
   }
   out += "]";
-  member(&out, "drops");
-  out += "{\"events_dropped\": ";
+  member(&out, dd::kDrops);
+  out += "{";
+  inline_member(&out, dd::kEventsDropped);
   sinks::append_int(&out, static_cast<std::int64_t>(c.session.dropped));
   sinks::append_int_members(
-      &out,
-      {{"events_dropped_no_ring", static_cast<std::int64_t>(c.session.dropped_no_ring)},
-       {"gpu_dropped", static_cast<std::int64_t>(c.session.gpu.dropped)},
-       {"flight_overwritten_by_age", static_cast<std::int64_t>(c.store.overwritten_age)},
-       {"flight_overwritten_by_memory", static_cast<std::int64_t>(c.store.overwritten_memory)}});
+      &out, {{dd::kEventsDroppedNoRing, static_cast<std::int64_t>(c.session.dropped_no_ring)},
+             {dd::kGpuDropped, static_cast<std::int64_t>(c.session.gpu.dropped)},
+             {dd::kOverwrittenByAge, static_cast<std::int64_t>(c.store.overwritten_age)},
+             {dd::kOverwrittenByMemory, static_cast<std::int64_t>(c.store.overwritten_memory)}});
   out += "}";
-  string_member(&out, "gpu_status", c.session.gpu.status);
-  member(&out, "files");
+  string_member(&out, dd::kGpuStatus, c.session.gpu.status);
+  member(&out, dd::kFiles);
   out += "[";
   for (const Output& o : outputs) {
     if (!o.error.empty()) continue;
@@ -184,7 +203,7 @@ std::string describe(const DumpJob& job, const DumpContext& c, const std::vector
     sinks::append_json_string(&out, o.file);
   }
   out += "]";
-  member(&out, "errors");
+  member(&out, dd::kErrors);
   out += "[";
   for (const Output& o : outputs) {
     if (o.error.empty()) continue;
@@ -299,7 +318,7 @@ Status write_dump(const DumpJob& job, const StoreSnapshot& snapshot, const DumpC
   const bool any =
       std::any_of(outputs.begin(), outputs.end(), [](const Output& o) { return o.error.empty(); });
   base::OutputFile description;
-  Status s = description.open((partial / "dump.json").string());
+  Status s = description.open((partial / dd::kFileName).string());
   if (s.ok()) s = description.write(describe(job, c, outputs, spans, events, gpu_events));
   if (s.ok()) s = description.commit();
   if (!s.ok() || !any) {

@@ -3,8 +3,12 @@
 #include <cmath>
 #include <cstdio>
 
+#include "formats/dump_description.h"
+
 namespace gpuprobe::flight {
 namespace {
+
+namespace dd = formats::dump_description;
 
 double ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
 
@@ -76,7 +80,7 @@ void RangeTriggers::observe(const EventBatch& batch, std::vector<Firing>* fired)
       f.reason = spec.name + " took " + ms_text(w.slowest_ns) + " > " + ms_text(spec.threshold_ns);
       f.at_tick = w.slowest_tick;
       f.thread = w.slowest_thread;
-      f.values = {{"duration_ms", ms(w.slowest_ns)}, {"threshold_ms", ms(spec.threshold_ns)}};
+      f.values = {{dd::kDurationMs, ms(w.slowest_ns)}, {dd::kThresholdMs, ms(spec.threshold_ns)}};
       fired->push_back(std::move(f));
       w.slowest_ns = 0;
       continue;
@@ -99,8 +103,8 @@ void RangeTriggers::observe(const EventBatch& batch, std::vector<Firing>* fired)
       f.thread = latest_thread;
       f.values = {{"quantile", spec.quantile},
                   {"value_ms", ms(q)},
-                  {"threshold_ms", ms(spec.threshold_ns)},
-                  {"window_s", static_cast<double>(spec.window_ns) / 1e9},
+                  {dd::kThresholdMs, ms(spec.threshold_ns)},
+                  {dd::kWindowS, static_cast<double>(spec.window_ns) / 1e9},
                   {"samples", static_cast<double>(n)},
                   {"max_ms", ms(w.window.max(now))}};
       fired->push_back(std::move(f));
