@@ -1,6 +1,7 @@
 // The NVTX3 export of gpuprobe's ranges: with no NVTX tool attached each call is a load of a
 // null function pointer; under Nsight Systems the ranges appear in the domain "gpuprobe" with
 // the call site's name and color.
+#include "core/nvtx_injection.h"
 #include "gpuprobe/detail/gate.hpp"
 
 #if GPUPROBE_HAVE_NVTX
@@ -12,8 +13,18 @@ namespace gpuprobe::detail {
 #if GPUPROBE_HAVE_NVTX
 namespace {
 
+// The first call binds this module's NVTX tool; gpuprobe's own injection (when
+// NVTX_INJECTION64_PATH names a library holding gpuprobe) declines it, so that gpuprobe's
+// exported ranges are not recorded a second time as NVTX ranges.
+nvtxDomainHandle_t create_domain() noexcept {
+  core::set_binding_own_nvtx(true);
+  const nvtxDomainHandle_t handle = nvtxDomainCreateA("gpuprobe");
+  core::set_binding_own_nvtx(false);
+  return handle;
+}
+
 nvtxDomainHandle_t domain() noexcept {
-  static const nvtxDomainHandle_t handle = nvtxDomainCreateA("gpuprobe");
+  static const nvtxDomainHandle_t handle = create_domain();
   return handle;
 }
 
