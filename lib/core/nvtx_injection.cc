@@ -131,63 +131,125 @@ const CallSite* message_site(nvtxDomainHandle_t domain, nvtxMessageType_t type,
   }
 }
 
+const CallSite* ascii_site(nvtxDomainHandle_t domain, const char* message) noexcept;
+
 const CallSite* attributes_site(nvtxDomainHandle_t domain,
                                 const nvtxEventAttributes_t* a) noexcept {
   if (a == nullptr) return message_site(domain, NVTX_MESSAGE_UNKNOWN, nvtxMessageValue_t{});
+  if (a->messageType == NVTX_MESSAGE_TYPE_ASCII) return ascii_site(domain, a->message.ascii);
   return message_site(domain, static_cast<nvtxMessageType_t>(a->messageType), a->message);
 }
 
 // ---- push/pop: a stack per thread, each entry a range of this thread ----
 
+// One pushed range. Plain data in plain TLS (no constructor, no destructor, no TLS wrapper):
+// the stack is one TLS address lookup per call. The open/close steps are ManualRange's (range.hpp)
+// without its NVTX export: these ranges came from NVTX.
 struct Pushed {
-  ManualRange range;
+  const CallSite* site;  // nullptr: not recorded (no session when it was pushed)
+  std::uint64_t gate;
+  std::uint64_t begin;
   nvtxDomainHandle_t domain;
 };
 
-// Destroyed at thread exit: ranges still pushed then are not recorded.
-thread_local std::vector<Pushed> t_pushed;
+// Ranges deeper than this are counted, so that pops stay balanced, but not recorded.
+constexpr std::uint32_t kMaxPushed = 128;
 
-int push_site(nvtxDomainHandle_t domain, const CallSite* site) noexcept {
-  try {
-    t_pushed.push_back(Pushed{ManualRange{}, domain});
-  } catch (...) {
-    return -1;
+struct PushStack {
+  std::uint32_t depth;  // may exceed kMaxPushed
+  Pushed ranges[kMaxPushed];
+};
+
+// Ranges still pushed when their thread exits are not recorded.
+__thread PushStack t_stack;
+
+void open_range(Pushed& p) noexcept {
+  detail::ThreadRing* tr = detail::ring_for(p.gate);
+  if (tr == nullptr) {
+    p.site = nullptr;  // the session ended or memory ran out
+    return;
   }
-  if (site != nullptr) t_pushed.back().range.begin_on_track(*site, kNvtxCategory, 0);
-  return static_cast<int>(t_pushed.size()) - 1;
+  // The thread's open-range count tells the GPU attribution that work launched now is inside.
+  tr->depth.store(tr->depth.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  p.begin = detail::now_ticks(p.gate);
 }
 
-// NVTX's level of the range pushed: 0 for the outermost. The name is interned only when a
+void close_range(const Pushed& p) noexcept {
+  const std::uint64_t end = detail::now_ticks(p.gate);
+  detail::ThreadRing* tr = detail::ring_for(p.gate);
+  if (tr == nullptr) return;
+  detail::push(tr, detail::RecordKind::kRange, p.site, p.begin, end, 0);
+  tr->depth.store(tr->depth.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+}
+
+// NVTX's level of the range pushed: 0 for the outermost. The name is looked up only when a
 // session records.
 template <typename Name>
 int push(nvtxDomainHandle_t domain, Name&& name) noexcept {
   if (ignored(domain)) return 0;
-  const CallSite* site = detail::gate_for(kNvtxCategory) != 0 ? name() : nullptr;
-  return push_site(domain, site);
+  PushStack& stack = t_stack;
+  const std::uint32_t level = stack.depth++;
+  if (level >= kMaxPushed) return static_cast<int>(level);
+  Pushed& p = stack.ranges[level];
+  p.domain = domain;
+  p.gate = detail::gate_for(kNvtxCategory);
+  p.site = nullptr;
+  if (p.gate != 0) {
+    p.site = name();
+    open_range(p);
+  }
+  return static_cast<int>(level);
 }
 
 int pop(nvtxDomainHandle_t domain) noexcept {
   if (ignored(domain)) return 0;
-  std::vector<Pushed>& stack = t_pushed;
+  PushStack& stack = t_stack;
+  if (stack.depth == 0) return -1;  // unbalanced: nothing to pop
+  if (stack.depth > kMaxPushed) return static_cast<int>(--stack.depth);
   // The innermost range of the domain: the top one unless domains interleave.
-  for (std::size_t i = stack.size(); i-- > 0;) {
-    if (stack[i].domain != domain) continue;
-    stack[i].range.end();
-    stack.erase(stack.begin() + static_cast<std::ptrdiff_t>(i));
-    return static_cast<int>(i);
+  std::uint32_t i = stack.depth;
+  while (i-- > 0 && stack.ranges[i].domain != domain) {
   }
-  return -1;  // unbalanced: nothing to pop
+  if (i >= stack.depth) return -1;  // none of this domain: ignored
+  if (stack.ranges[i].site != nullptr) close_range(stack.ranges[i]);
+  for (std::uint32_t j = i + 1; j < stack.depth; ++j) stack.ranges[j - 1] = stack.ranges[j];
+  --stack.depth;
+  return static_cast<int>(i);
+}
+
+// A site per ASCII message pointer and domain, checked against the text at each use (the
+// pointer's text may change), valid for one name-table generation: a string literal's range
+// costs a compare of its text instead of a hash and a lookup.
+struct NameSlot {
+  const char* message;
+  nvtxDomainHandle_t domain;
+  const CallSite* site;
+  std::uint32_t generation;
+};
+constexpr std::size_t kNameSlots = 64;
+__thread NameSlot t_names[kNameSlots];
+
+const CallSite* ascii_site(nvtxDomainHandle_t domain, const char* message) noexcept {
+  if (message == nullptr) return message_site(domain, NVTX_MESSAGE_UNKNOWN, nvtxMessageValue_t{});
+  const std::uint32_t generation = NameTable::get().generation();
+  NameSlot& slot = t_names[(reinterpret_cast<std::uintptr_t>(message) >> 3) % kNameSlots];
+  const std::size_t prefix = domain != nullptr ? as_domain(domain)->prefix.size() : 0;
+  if (slot.message == message && slot.domain == domain && slot.generation == generation &&
+      std::strcmp(slot.site->name + prefix, message) == 0)
+    return slot.site;
+  nvtxMessageValue_t m;
+  m.ascii = message;
+  const CallSite* site = message_site(domain, NVTX_MESSAGE_TYPE_ASCII, m);
+  if (std::strlen(site->name) >= prefix && std::strcmp(site->name + prefix, message) == 0)
+    slot = NameSlot{message, domain, site, generation};  // not a name the table changed
+  return site;
 }
 
 int NVTX_API push_ex(const nvtxEventAttributes_t* a) noexcept {
   return push(nullptr, [a] { return attributes_site(nullptr, a); });
 }
 int NVTX_API push_a(const char* message) noexcept {
-  return push(nullptr, [message] {
-    nvtxMessageValue_t m;
-    m.ascii = message;
-    return message_site(nullptr, NVTX_MESSAGE_TYPE_ASCII, m);
-  });
+  return push(nullptr, [message] { return ascii_site(nullptr, message); });
 }
 int NVTX_API push_w(const wchar_t* message) noexcept {
   return push(nullptr, [message] {
