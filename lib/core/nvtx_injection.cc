@@ -36,7 +36,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/name_table.h"
 #include "gpuprobe/detail/gate.hpp"
 #include "gpuprobe/range.hpp"
 
@@ -55,12 +54,12 @@ struct Domain {
 };
 
 // A registered string; its handle is a pointer to it. The site is interned on first use in each
-// name-table generation (each session), then reused by pointer.
+// session, then reused by pointer.
 struct RegisteredString {
   const Domain* domain = nullptr;
   std::string name;  // with the domain's prefix
   std::atomic<const CallSite*> site{nullptr};
-  std::atomic<std::uint32_t> generation{0};
+  std::atomic<std::uint32_t> epoch{0};  // the session's (detail::epoch_of)
 };
 
 const Domain* as_domain(nvtxDomainHandle_t handle) noexcept {
@@ -69,6 +68,12 @@ const Domain* as_domain(nvtxDomainHandle_t handle) noexcept {
 
 bool ignored(nvtxDomainHandle_t handle) noexcept {
   return handle != nullptr && as_domain(handle)->ignored;
+}
+
+// The epoch of the session recording now: sites interned in it stay valid while it records
+// (the name table keeps a session's names until the one after it ends).
+std::uint32_t session_epoch() noexcept {
+  return detail::epoch_of(detail::g_gate.load(std::memory_order_relaxed));
 }
 
 // UTF-32 (Linux's wchar_t) as UTF-8; what is no character becomes U+FFFD.
@@ -96,12 +101,12 @@ void append_utf8(std::string& out, const wchar_t* text) {
 
 // The site of a registered string in this session.
 const CallSite* registered_site(RegisteredString& s) noexcept {
-  const std::uint32_t generation = NameTable::get().generation();
-  if (s.generation.load(std::memory_order_acquire) == generation)
+  const std::uint32_t epoch = session_epoch();
+  if (s.epoch.load(std::memory_order_acquire) == epoch)
     return s.site.load(std::memory_order_relaxed);
   const CallSite* site = detail::intern(s.name, kNvtxCategory);
   s.site.store(site, std::memory_order_relaxed);
-  s.generation.store(generation, std::memory_order_release);
+  s.epoch.store(epoch, std::memory_order_release);
   return site;
 }
 
@@ -160,8 +165,23 @@ struct PushStack {
   Pushed ranges[kMaxPushed];
 };
 
-// Ranges still pushed when their thread exits are not recorded.
-__thread PushStack t_stack;
+// A site per ASCII message pointer and domain, checked against the text at each use (the
+// pointer's text may change), valid for one session: a string literal's range
+// costs a compare of its text instead of a hash and a lookup.
+struct NameSlot {
+  const char* message;
+  nvtxDomainHandle_t domain;
+  const CallSite* site;
+  std::uint32_t epoch;  // the session's
+};
+constexpr std::size_t kNameSlots = 64;
+
+// This thread's NVTX state, in one block of plain TLS: one address lookup per call.
+struct ThreadState {
+  PushStack stack;  // ranges still pushed when the thread exits are not recorded
+  NameSlot names[kNameSlots];
+};
+__thread ThreadState t_state;
 
 void open_range(Pushed& p) noexcept {
   detail::ThreadRing* tr = detail::ring_for(p.gate);
@@ -187,7 +207,7 @@ void close_range(const Pushed& p) noexcept {
 template <typename Name>
 int push(nvtxDomainHandle_t domain, Name&& name) noexcept {
   if (ignored(domain)) return 0;
-  PushStack& stack = t_stack;
+  PushStack& stack = t_state.stack;
   const std::uint32_t level = stack.depth++;
   if (level >= kMaxPushed) return static_cast<int>(level);
   Pushed& p = stack.ranges[level];
@@ -203,7 +223,7 @@ int push(nvtxDomainHandle_t domain, Name&& name) noexcept {
 
 int pop(nvtxDomainHandle_t domain) noexcept {
   if (ignored(domain)) return 0;
-  PushStack& stack = t_stack;
+  PushStack& stack = t_state.stack;
   if (stack.depth == 0) return -1;  // unbalanced: nothing to pop
   if (stack.depth > kMaxPushed) return static_cast<int>(--stack.depth);
   // The innermost range of the domain: the top one unless domains interleave.
@@ -217,31 +237,19 @@ int pop(nvtxDomainHandle_t domain) noexcept {
   return static_cast<int>(i);
 }
 
-// A site per ASCII message pointer and domain, checked against the text at each use (the
-// pointer's text may change), valid for one name-table generation: a string literal's range
-// costs a compare of its text instead of a hash and a lookup.
-struct NameSlot {
-  const char* message;
-  nvtxDomainHandle_t domain;
-  const CallSite* site;
-  std::uint32_t generation;
-};
-constexpr std::size_t kNameSlots = 64;
-__thread NameSlot t_names[kNameSlots];
-
 const CallSite* ascii_site(nvtxDomainHandle_t domain, const char* message) noexcept {
   if (message == nullptr) return message_site(domain, NVTX_MESSAGE_UNKNOWN, nvtxMessageValue_t{});
-  const std::uint32_t generation = NameTable::get().generation();
-  NameSlot& slot = t_names[(reinterpret_cast<std::uintptr_t>(message) >> 3) % kNameSlots];
+  const std::uint32_t epoch = session_epoch();
+  NameSlot& slot = t_state.names[(reinterpret_cast<std::uintptr_t>(message) >> 3) % kNameSlots];
   const std::size_t prefix = domain != nullptr ? as_domain(domain)->prefix.size() : 0;
-  if (slot.message == message && slot.domain == domain && slot.generation == generation &&
+  if (slot.message == message && slot.domain == domain && slot.epoch == epoch &&
       std::strcmp(slot.site->name + prefix, message) == 0)
     return slot.site;
   nvtxMessageValue_t m;
   m.ascii = message;
   const CallSite* site = message_site(domain, NVTX_MESSAGE_TYPE_ASCII, m);
   if (std::strlen(site->name) >= prefix && std::strcmp(site->name + prefix, message) == 0)
-    slot = NameSlot{message, domain, site, generation};  // not a name the table changed
+    slot = NameSlot{message, domain, site, epoch};  // not a name the table changed
   return site;
 }
 
