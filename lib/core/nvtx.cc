@@ -8,6 +8,17 @@
 #include <nvtx3/nvToolsExt.h>
 #endif
 
+namespace gpuprobe::core {
+namespace {
+thread_local bool t_binding_own = false;
+}  // namespace
+
+// Here rather than beside the injection, so that a program linking the static library does not
+// pull InitializeInjectionNvtx2 in with gpuprobe's NVTX export.
+void set_binding_own_nvtx(bool binding) noexcept { t_binding_own = binding; }
+bool binding_own_nvtx() noexcept { return t_binding_own; }
+}  // namespace gpuprobe::core
+
 namespace gpuprobe::detail {
 
 #if GPUPROBE_HAVE_NVTX

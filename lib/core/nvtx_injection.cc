@@ -465,8 +465,6 @@ void NVTX_API name_os_thread_w(std::uint32_t tid, const wchar_t* name) noexcept 
 
 // ---- binding the module's function pointers ----
 
-thread_local bool t_binding_own = false;
-
 // Sets entry `id` of the module's table to `fn` when NVTX's table has that entry.
 template <typename Fn>
 void bind(NvtxFunctionTable table, unsigned size, unsigned id, Fn fn) noexcept {
@@ -512,10 +510,6 @@ bool bind_core2(const NvtxExportTableCallbacks& callbacks) noexcept {
 
 }  // namespace
 
-void set_binding_own_nvtx(bool binding) noexcept { t_binding_own = binding; }
-
-bool binding_own_nvtx() noexcept { return t_binding_own; }
-
 }  // namespace gpuprobe::core
 
 /// NVTX's entry point for a tool: binds the calling module's NVTX calls to gpuprobe. Returns 1
@@ -535,11 +529,4 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
   return core || core2 ? 1 : 0;
 }
 
-#else  // without the NVTX3 headers there is no tool interface to implement
-
-namespace gpuprobe::core {
-void set_binding_own_nvtx(bool) noexcept {}
-bool binding_own_nvtx() noexcept { return false; }
-}  // namespace gpuprobe::core
-
-#endif
+#endif  // without the NVTX3 headers there is no tool interface to implement

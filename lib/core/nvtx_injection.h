@@ -5,8 +5,9 @@
 
 namespace gpuprobe::core {
 
-// Set by nvtx.cc, on the calling thread, while gpuprobe's own NVTX module binds its tool: the
-// injection then declines, so that gpuprobe's ranges exported to NVTX are not recorded twice.
+// Set (and defined) by nvtx.cc, on the calling thread, while gpuprobe's own NVTX module binds its
+// tool: the injection then declines, so that gpuprobe's ranges exported to NVTX are not recorded
+// twice.
 void set_binding_own_nvtx(bool binding) noexcept;
 
 // True while the calling thread is inside set_binding_own_nvtx(true) ... (false).
