@@ -49,8 +49,17 @@ def check(events):
     assert not [e for e in events if str(e.get("name", "")).startswith("gpuprobe:")]
 
 
+def run_without_session(program, library):
+    """The injection loaded, no GPUPROBE: the program runs as before and nothing is written."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUPROBE")}
+    env["NVTX_INJECTION64_PATH"] = library
+    done = subprocess.run([program], env=env, timeout=120, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == "", done
+
+
 def main():
     program, library = sys.argv[1], sys.argv[2]
+    run_without_session(program, library)
     with tempfile.TemporaryDirectory() as tmp:
         check(run(program, library, os.path.join(tmp, "nvtx.json")))
     print("nvtx injection: ok")
