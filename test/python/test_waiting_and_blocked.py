@@ -186,10 +186,14 @@ def test_a_clean_run_blames_neither(tmp_path):
         [str(BUILD / "gpuprobe"), "report", "--json", "--latency", "request",
          str(tmp_path / "t.json")], capture_output=True, text=True, check=True).stdout)
     assert report["cpu_state"]["threads_sampled"] >= 1
-    # The outliers, slowest first, are the requests that took longest by this thread's clock.
-    slowest_first = sorted(every, key=lambda split: -split["wall"])
-    for outlier, truth in zip(report["jitter"]["outliers"], slowest_first):
+    # Each outlier against the request whose length by this thread's clock is closest to it.
+    # Beside what the thread measured, the report may see what happened between the range's
+    # edges and the thread's reads (a preemption there: its wait is in the range, not in the
+    # reads' difference) and about two sampling periods.
+    for outlier in report["jitter"]["outliers"]:
+        truth = min(every, key=lambda split: abs(split["wall"] - outlier["duration_ms"]))
+        outside = max(outlier["duration_ms"] - truth["wall"], 0.0)
         for c in outlier["causes"]:
             if c["cause"] in ("blocked", "waiting for a CPU"):
                 measured = truth["blocked" if c["cause"] == "blocked" else "waiting"]
-                assert measured >= 0.5 * c["overlap_ms"], (c, truth)
+                assert measured + outside + 2.0 >= 0.5 * c["overlap_ms"], (c, truth, outlier)
