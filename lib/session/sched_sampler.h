@@ -10,8 +10,10 @@
 // thread's run-queue delay when it gets a CPU back, so a wait shows up after the fact; the
 // report places it back (analysis/sched_series.h).
 //
-// Cost: one pread of an open file per thread per period (about a microsecond each); threads are
-// listed again every 10 periods (a new thread is sampled from then on), at most kMaxThreads.
+// Cost: one pread of an open file and one clock read per thread per period (0.6–0.9 µs the pair
+// in a microbenchmark); threads are listed again every 10 periods (a new thread is sampled from
+// then on), at most kMaxThreads. Measured whole on the 2-core development VM: 2.5–4.9 % of a
+// core at sched=1ms with 9–13 threads (bench/RESULTS.md, issue 47).
 #pragma once
 
 #include <condition_variable>
