@@ -49,8 +49,9 @@ constexpr Category kNvtxCategory = Category::kApp;
 // A domain the program created; its handle is a pointer to it. Never freed: registered strings
 // and open ranges may still name it after nvtxDomainDestroy, and programs create few.
 struct Domain {
-  std::string prefix;    // "name: ", or empty for a nameless domain
-  bool ignored = false;  // gpuprobe's own ("gpuprobe"): never recorded again
+  std::string prefix;      // "name: ", or empty for a nameless domain
+  bool ignored = false;    // gpuprobe's own ("gpuprobe"): never recorded again
+  Domain* next = nullptr;  // on g_domains
 };
 
 // A registered string; its handle is a pointer to it. The site is interned on first use in each
@@ -60,7 +61,22 @@ struct RegisteredString {
   std::string name;  // with the domain's prefix
   std::atomic<const CallSite*> site{nullptr};
   std::atomic<std::uint32_t> epoch{0};  // the session's (detail::epoch_of)
+  RegisteredString* next = nullptr;     // on g_strings
 };
+
+// Every domain and registered string made, never freed (NVTX has no call to release a string,
+// and open ranges may name a destroyed domain): kept on these lists so that they stay reachable
+// (a leak checker reports an object nothing points to as a leak).
+std::atomic<Domain*> g_domains{nullptr};
+std::atomic<RegisteredString*> g_strings{nullptr};
+
+template <typename T>
+void keep(std::atomic<T*>& list, T* item) noexcept {
+  item->next = list.load(std::memory_order_relaxed);
+  while (!list.compare_exchange_weak(item->next, item, std::memory_order_release,
+                                     std::memory_order_relaxed)) {
+  }
+}
 
 const Domain* as_domain(nvtxDomainHandle_t handle) noexcept {
   return reinterpret_cast<const Domain*>(handle);
@@ -408,6 +424,7 @@ nvtxDomainHandle_t create_domain(std::string name) noexcept {
     auto* d = new Domain;
     d->ignored = name == "gpuprobe";
     if (!name.empty()) d->prefix = name + ": ";
+    keep(g_domains, d);
     return reinterpret_cast<nvtxDomainHandle_t>(d);
   } catch (...) {
     return nullptr;
@@ -436,6 +453,7 @@ nvtxStringHandle_t register_string(nvtxDomainHandle_t domain, const char* text,
     if (s->domain != nullptr) s->name = s->domain->prefix;
     if (text != nullptr) s->name += text;
     if (wide != nullptr) append_utf8(s->name, wide);
+    keep(g_strings, s);
     return reinterpret_cast<nvtxStringHandle_t>(s);
   } catch (...) {
     return nullptr;
