@@ -131,7 +131,10 @@ const CallSite* message_site(nvtxDomainHandle_t domain, nvtxMessageType_t type,
                              const nvtxMessageValue_t& message) noexcept {
   if (type == NVTX_MESSAGE_TYPE_REGISTERED && message.registered != nullptr)
     return registered_site(*reinterpret_cast<RegisteredString*>(message.registered));
-  const std::string_view prefix = domain != nullptr ? as_domain(domain)->prefix : "";
+  // (Both arms string_views: `cond ? a_string : ""` would copy the prefix into a temporary that
+  // dies with this statement.)
+  const std::string_view prefix =
+      domain != nullptr ? std::string_view(as_domain(domain)->prefix) : std::string_view();
   if (type == NVTX_MESSAGE_TYPE_ASCII && message.ascii != nullptr && prefix.empty())
     return detail::intern(message.ascii, kNvtxCategory);
   try {
