@@ -50,33 +50,19 @@ void SchedSeries::place_waits_back() {
     const double ran = running_[i].total_ns - running_[i - 1].total_ns;
     return std::max(length - ran - placed[i], 0.0);
   };
-  // full[k]: a period at or before k that may have room (k's own once k has none left), so
-  // that a busy thread's full periods are stepped over once, not once per wait.
-  std::vector<std::size_t> full(n);
-  for (std::size_t i = 0; i < n; ++i) full[i] = i;
-  const auto with_room = [&](std::size_t k) {
-    std::size_t r = k;
-    while (r >= 1 && full[r] != r) r = full[r];
-    while (r >= 1 && room(r) <= 0) {
-      full[r] = r - 1;
-      r = full[r];
-      while (r >= 1 && full[r] != r) r = full[r];
-    }
-    for (std::size_t c = k; c > r && full[c] != r;) {  // shorten the path taken
-      const std::size_t next = full[c];
-      full[c] = r;
-      c = next;
-    }
-    return r;  // 0: none
-  };
   for (std::size_t i = 1; i < n; ++i) {
     double left = waiting_[i].total_ns - waiting_[i - 1].total_ns;
     if (left <= 0) continue;
-    for (std::size_t k = with_room(i); k >= 1 && i - k < kMaxReach && left > 0;
-         k = with_room(k - 1)) {
+    // The wait ended in period i and is one stretch back from there: through quiet periods,
+    // and into the tail of the first one before them in which the thread ran or got a CPU back
+    // — not past it.
+    for (std::size_t k = i; k >= 1 && i - k < kMaxReach && left > 0; --k) {
       const double take = std::min(left, room(k));
       placed[k] += take;
       left -= take;
+      const bool quiet = running_[k].total_ns == running_[k - 1].total_ns &&
+                         waiting_[k].total_ns == waiting_[k - 1].total_ns;
+      if (k < i && !quiet) break;
     }
     placed[i] += left;  // samples that disagree: left where it was seen
   }

@@ -7,9 +7,10 @@
 // blocked thread would) and then a jump; and a wait still going on at a sample shows up only at
 // a later one. finish() places each jump back where it happened: a period's delay fills that
 // period's room (its length less what the thread ran in it), then the room left in the periods
-// before it, latest first (the wait ended when the thread got its CPU back, and reaches back
-// from there), at most kMaxReach periods. What does not fit (samples that disagree) is left
-// where it was seen. Within a period the totals are interpolated linearly, so a split read from
+// before it, latest first: the wait ended when the thread got its CPU back and is one stretch
+// back from there, through periods in which nothing moved and into the tail of the first one in
+// which the thread ran — not past it — at most kMaxReach periods. What does not fit (samples
+// that disagree) is left where it was seen. Within a period the totals are interpolated linearly, so a split read from
 // the series is exact to about one period at each end of the span.
 #pragma once
 

@@ -190,8 +190,12 @@ def reported(outlier, cause):
 
 def slack(outlier, truth):
     """What the report may see that the thread's reads did not: sampling, and the moments
-    between the range's edges and the reads (where another thread may have had the GIL)."""
-    return SLACK_MS + max(outlier["duration_ms"] - truth["wall"], 0.0)
+    between the range's edges and the reads (where another thread may have had the GIL). And a
+    period per time the thread slept: where in a 1 ms period it slept, woke, waited and ran is
+    not sampled, so a split of a request that sleeps and wakes often (the GIL passed around on
+    a loaded machine: 5-8 times in 20 ms) can be off by a period at each turn."""
+    return (SLACK_MS + max(outlier["duration_ms"] - truth["wall"], 0.0) +
+            1.0 * truth.get("sleeps", 0))
 
 
 def describe(outlier, truth):
@@ -408,8 +412,11 @@ def test_a_gil_holder_is_named(tmp_path):
     pairs = outliers_with_truth(trace, result, requests)
     wrong = unsupported_blame(pairs)
     checked = 0
+    hog_began = requests.all()[30]["begin_ns"]
     for o, truth in pairs:
-        if truth["blocked"] < max(3.0, 0.25 * truth["wall"]):
+        # Only the requests the hog ran beside: before it, time neither running nor waiting is
+        # the VM's own (the hypervisor took the CPU: steal, which no counter here shows).
+        if truth["blocked"] < max(3.0, 0.25 * truth["wall"]) or truth["begin_ns"] < hog_began:
             continue
         checked += 1
         blocked = causes(o).get("blocked")
