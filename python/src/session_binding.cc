@@ -197,7 +197,15 @@ void add_session(py::module_& m) {
       .def("stats", &PySession::stats,
            "Written and dropped events, per thread too (standing down: the recording "
            "session's).")
-      .def_static("help", &Session::help, "The config keys, generated from the option table.");
+      .def_static("help", &Session::help, "The config keys, generated from the option table.")
+      .def_static(
+          "check",
+          [](const std::string& config) {
+            const Status s = Session::check(config);
+            return s.ok() ? std::string() : for_python(s.message());
+          },
+          py::arg("config"),
+          "Checks a config without starting anything: '' when valid, else the one-line error.");
 }
 
 }  // namespace gpuprobe::python

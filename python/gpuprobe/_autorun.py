@@ -1,0 +1,202 @@
+"""What `gpuprobe run` turns on inside an unmodified Python program (through its sitecustomize):
+the GPUPROBE session, started at interpreter start-up by importing gpuprobe, and — only once the
+program imports torch — optimizer steps, GC pauses, torch.compile telemetry, DataLoader waits and
+module ranges for the top levels of every nn.Module called. Each part is turned off by an
+environment variable (below, also listed by `python -m gpuprobe run --help`); nothing here ever
+raises into the program or changes what it computes.
+
+    GPUPROBE_RUN_STEPS=0     no step per optimizer.step() (torch's global step post-hook)
+    GPUPROBE_RUN_GC=0        no GC pauses (gpuprobe.watch_gc)
+    GPUPROBE_RUN_COMPILE=0   no torch.compile telemetry (gpuprobe.torch.watch_compile)
+    GPUPROBE_RUN_DATA=0      no "dataloader next" range per DataLoader batch
+    GPUPROBE_RUN_MODULES=0   no module ranges
+    GPUPROBE_RUN_DEPTH=N     module ranges for the N outermost levels of module calls [2]
+"""
+import importlib.util
+import os
+import sys
+
+import gpuprobe
+from gpuprobe import _core
+from gpuprobe._autorun_modules import arm_modules as _arm_modules
+
+# The switches, their environment variables and what each turns off: the one description that
+# the runner's --help and the README repeat.
+SWITCHES = {
+    "steps": "GPUPROBE_RUN_STEPS",
+    "gc": "GPUPROBE_RUN_GC",
+    "compile": "GPUPROBE_RUN_COMPILE",
+    "data": "GPUPROBE_RUN_DATA",
+    "modules": "GPUPROBE_RUN_MODULES",
+}
+DEPTH_VARIABLE = "GPUPROBE_RUN_DEPTH"
+DEFAULT_DEPTH = 2
+
+
+def _say(message):
+    try:
+        sys.stderr.write(f"gpuprobe run: {message}\n")
+    except Exception:  # noqa: BLE001 - stderr may be closed
+        pass
+
+
+def enabled(part):
+    """Whether a part (a key of SWITCHES) is on: unless its variable is 0, off, no or false."""
+    value = os.environ.get(SWITCHES[part], "1").strip().lower()
+    return value not in ("0", "off", "no", "false")
+
+
+def depth():
+    """How many outermost levels of module calls get ranges (GPUPROBE_RUN_DEPTH, default 2)."""
+    try:
+        return max(0, int(os.environ.get(DEPTH_VARIABLE, DEFAULT_DEPTH)))
+    except ValueError:
+        _say(f"{DEPTH_VARIABLE} is not a number; using {DEFAULT_DEPTH}")
+        return DEFAULT_DEPTH
+
+
+class _ImportWatcher:
+    """A sys.meta_path entry that waits for the import of one module: it lets the other finders
+    find it, and wraps the loader so that ``callback(module)`` runs once the module's code ran.
+    Removed at its first use; any failure leaves the import as it was."""
+
+    def __init__(self, name, callback):
+        self._name = name
+        self._callback = callback
+        self._busy = False
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self._name or self._busy:
+            return None
+        self._busy = True
+        try:
+            _remove_finder(self)
+            spec = importlib.util.find_spec(name)
+            if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+                return spec
+            spec.loader = _CallingLoader(spec.loader, self._callback)
+            return spec
+        except Exception:  # noqa: BLE001 - let the normal import machinery decide
+            return None
+        finally:
+            self._busy = False
+
+
+class _CallingLoader:
+    """A module's loader, which calls back once the module ran."""
+
+    def __init__(self, loader, callback):
+        self._loader = loader
+        self._callback = callback
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        try:
+            self._callback(module)
+        except Exception:  # noqa: BLE001 - the import succeeded; it stays a success
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+def when_imported(name, callback):
+    """``callback(module)`` now if ``name`` is imported, else right after its import."""
+    module = sys.modules.get(name)
+    if module is not None:
+        callback(module)
+    else:
+        sys.meta_path.insert(0, _ImportWatcher(name, callback))
+
+
+def _remove_finder(finder):
+    try:
+        sys.meta_path.remove(finder)
+    except ValueError:
+        pass
+
+
+def start():
+    """Starts GC watching now and the torch parts when torch is imported (now, if it is). Called
+    once, by the sitecustomize."""
+    if enabled("gc"):
+        _guarded("gc", gpuprobe.watch_gc)
+    when_imported("torch", arm)
+
+
+def _guarded(part, fn, *args):
+    try:
+        fn(*args)
+    except Exception as e:  # noqa: BLE001 - one part failing never stops the program
+        _say(f"{part} not recorded: {e!r} (set {SWITCHES[part]}=0 to silence)")
+
+
+def arm(torch):
+    """Turns on each enabled torch part; never raises."""
+    if enabled("steps"):
+        _guarded("steps", _arm_steps, torch)
+    if enabled("compile"):  # when the program first compiles: torch.compile imports _dynamo
+        when_imported("torch._dynamo", lambda _dynamo: _guarded("compile", _arm_compile))
+    if enabled("data"):
+        _guarded("data", _arm_data, torch)
+    if enabled("modules") and depth() > 0:
+        _guarded("modules", _arm_modules, torch, depth())
+
+
+def _arm_steps(torch):
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    from gpuprobe.torch.modules import step
+
+    register_optimizer_step_post_hook(lambda optimizer, args, kwargs: step())
+
+
+_compile_watcher = []
+
+
+def _arm_compile():
+    from gpuprobe.torch import watch_compile
+
+    _compile_watcher.append(watch_compile())
+
+
+def _arm_data(torch):
+    from torch.utils.data import DataLoader
+
+    wait = _core.event_names["data_wait"]
+    original = DataLoader.__iter__
+
+    def __iter__(self):
+        return _WaitedIterator(original(self), wait)
+
+    __iter__.__wrapped__ = original
+    DataLoader.__iter__ = __iter__
+
+
+class _WaitedIterator:
+    """A DataLoader's iterator with each next batch a range "dataloader next"; everything else
+    (len, attributes) is the wrapped iterator's."""
+
+    def __init__(self, it, name):
+        self._it = it
+        self._name = name
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        token = _core._begin(self._name, "torch")
+        try:
+            return next(self._it)
+        finally:
+            _core._end(token)
+
+    def __len__(self):
+        return len(self._it)
+
+    def __getattr__(self, name):
+        return getattr(self._it, name)
+
