@@ -5,6 +5,7 @@
 //   gpuprobe convert IN OUT       Chrome JSON <-> Perfetto; either -> TensorBoard
 //   gpuprobe report FILE|DIR ...  where time went and why latency jittered (DIR: per rank)
 //   gpuprobe diff A B             what changed between two traces
+//   gpuprobe run [--] CMD ARGS    run a program under gpuprobe (python -m gpuprobe run)
 //
 // Each command is a file in tools/commands/ that declares its arguments once, on its CLI11
 // subcommand: parsing, arity, usage and --help all come from that declaration.
@@ -27,17 +28,36 @@ int main_impl(int argc, char** argv) {
   app.set_version_flag("--version", "gpuprobe " GPUPROBE_VERSION_STRING);
   app.require_subcommand(1);
   CommandRun run;
+  // `gpuprobe run [OPTIONS] -- CMD ARGS`: CLI11 would give what follows "--" to the top command;
+  // it is the program's, handed to run as it is ("--" inside the program's own arguments stays).
+  std::vector<char*> args(argv, argv + argc);
+  std::vector<std::string> program;
+  if (argc >= 2 && std::strcmp(argv[1], "run") == 0) {
+    for (int i = 2; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a == "--") {
+        program.assign(argv + i + 1, argv + argc);
+        args.resize(i);
+        break;
+      }
+      if (a == "-o" || a == "-c" || a == "--output" || a == "--config") {
+        ++i;  // its value
+      } else if (a.empty() || a[0] != '-') {
+        break;  // the program's name: the rest is the program's already
+      }
+    }
+  }
   add_info_command(app, &run);
   add_dump_command(app, &run);
   add_convert_command(app, &run);
   add_report_command(app, &run);
   add_diff_command(app, &run);
+  add_run_command(app, &run, program);
   // Errors say who speaks and where to look, as gpuprobe's other messages do.
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return std::string("gpuprobe: ") + e.what() + " (see gpuprobe --help)\n";
   });
   // `gpuprobe help` is `gpuprobe --help`.
-  std::vector<char*> args(argv, argv + argc);
   char help[] = "--help";
   if (argc == 2 && std::strcmp(argv[1], "help") == 0) args[1] = help;
   const auto is_command = [&app](const char* name) {

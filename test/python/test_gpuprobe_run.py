@@ -1,0 +1,185 @@
+"""`gpuprobe run` (python -m gpuprobe run, and the C++ command) on programs never written for
+gpuprobe: an unmodified torchvision training script gets steps, module ranges and GC pauses, and
+computes exactly what it computes without gpuprobe; exit statuses pass through; a missing program
+is 127; a bad config starts nothing; the program's own sitecustomize still runs."""
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import textwrap
+
+from trace_util import load_events
+
+BUILD = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build"))
+CLI = BUILD / "gpuprobe"
+TIMEOUT = 300
+
+TRAIN = textwrap.dedent("""
+    import hashlib
+    import torch
+    import torchvision
+    from torch.utils.data import DataLoader, TensorDataset
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    model = torchvision.models.resnet18(num_classes=10)
+    data = TensorDataset(torch.randn(12, 3, 32, 32), torch.randint(0, 10, (12,)))
+    loader = DataLoader(data, batch_size=4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        print(f"loss {loss.item():.10f}")
+    digest = hashlib.sha256()
+    for p in model.state_dict().values():
+        digest.update(p.detach().numpy().tobytes())
+    print("weights", digest.hexdigest())
+""")
+
+
+def env_without_gpuprobe():
+    """The environment a user's program runs in: GPUPROBE unset, PYTHONPATH as the test's (so
+    that the child finds torch; gpuprobe there too, but the script never imports it)."""
+    env = dict(os.environ)
+    env.pop("GPUPROBE", None)
+    env.setdefault("GPUPROBE_CLI", str(CLI))  # the summary's `gpuprobe info` and `report`
+    return env
+
+
+def python_run(*args, cwd, env=None):
+    return subprocess.run([sys.executable, "-m", "gpuprobe", "run", *map(str, args)], cwd=cwd,
+                          env=env or env_without_gpuprobe(), capture_output=True, text=True,
+                          timeout=TIMEOUT)
+
+
+def cli_run(*args, cwd, env=None):
+    env = env or env_without_gpuprobe()
+    env["GPUPROBE_PYTHON"] = sys.executable
+    return subprocess.run([str(CLI), "run", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=TIMEOUT)
+
+
+def script(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def check_training_trace(trace, result):
+    assert result.returncode == 0, result.stderr
+    assert f"gpuprobe: wrote {trace}" in result.stderr
+    events = load_events(trace)
+    names = {e["name"] for e in events}
+    steps = [n for n in names if n.startswith("ProfilerStep#")]
+    assert len(steps) == 3, sorted(names)[:40]
+    assert "ResNet" in names and "ResNet.layer1" in names and "ResNet.fc" in names
+    assert not any(n.startswith("ResNet.layer1.") for n in names)  # depth 2 by default
+    assert any(n.startswith("gc gen") for n in names)
+    assert any(n == "dataloader next" for n in names)
+    assert re.search(r"steps 3", result.stderr), result.stderr
+
+
+def test_unmodified_training_script_traced_and_unchanged(tmp_path):
+    train = script(tmp_path, "train.py", TRAIN)
+    plain = subprocess.run([sys.executable, str(train)], cwd=tmp_path, env=env_without_gpuprobe(),
+                           capture_output=True, text=True, timeout=TIMEOUT)
+    assert plain.returncode == 0, plain.stderr
+    assert "weights" in plain.stdout
+
+    traced = python_run("-o", tmp_path / "py.json", "--", sys.executable, train, cwd=tmp_path)
+    check_training_trace(tmp_path / "py.json", traced)
+    assert traced.stdout == plain.stdout
+
+    native = cli_run("-o", tmp_path / "cli.json", sys.executable, train, cwd=tmp_path)
+    check_training_trace(tmp_path / "cli.json", native)
+    assert native.stdout == plain.stdout
+
+
+def test_default_output_has_the_pid(tmp_path):
+    hello = script(tmp_path, "hello.py", "print('hi')\n")
+    result = python_run(sys.executable, hello, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    written = list(tmp_path.glob("gpuprobe-*.json"))
+    assert len(written) == 1 and re.fullmatch(r"gpuprobe-\d+\.json", written[0].name)
+
+
+def test_parts_turn_off(tmp_path):
+    train = script(tmp_path, "train.py", TRAIN)
+    env = env_without_gpuprobe()
+    env.update(GPUPROBE_RUN_MODULES="0", GPUPROBE_RUN_GC="0", GPUPROBE_RUN_DEPTH="1")
+    result = python_run("-o", tmp_path / "t.json", sys.executable, train, cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    names = {e["name"] for e in load_events(tmp_path / "t.json")}
+    assert not any(n.startswith("ResNet") or n.startswith("gc gen") for n in names)
+    assert any(n.startswith("ProfilerStep#") for n in names)
+
+
+def test_exit_status_passes_through(tmp_path):
+    exit3 = script(tmp_path, "exit3.py", "import sys\nsys.exit(3)\n")
+    killed = script(tmp_path, "killed.py",
+                    "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    for run in (python_run, cli_run):
+        assert run("-o", tmp_path / "a.json", sys.executable, exit3, cwd=tmp_path).returncode == 3
+        assert run("-o", tmp_path / "b.json", sys.executable, killed,
+                   cwd=tmp_path).returncode == 137
+
+
+def test_missing_program_is_127(tmp_path):
+    for run in (python_run, cli_run):
+        result = run("--", "no-such-program-gpuprobe", cwd=tmp_path)
+        assert result.returncode == 127
+        assert "no-such-program-gpuprobe" in result.stderr
+
+
+def test_bad_config_starts_nothing(tmp_path):
+    marker = tmp_path / "started"
+    child = script(tmp_path, "child.py", f"open({str(marker)!r}, 'w').close()\n")
+    for run in (python_run, cli_run):
+        result = run("-c", "no_such_key=1", sys.executable, child, cwd=tmp_path)
+        assert result.returncode == 2
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "no_such_key" in lines[0], result.stderr
+        assert not marker.exists()
+
+
+def test_existing_sitecustomize_still_runs(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    marker = tmp_path / "site-ran"
+    script(site, "sitecustomize.py", f"open({str(marker)!r}, 'w').close()\n")
+    hello = script(tmp_path, "hello.py", "import sys\nprint('sitecustomize' in sys.modules)\n")
+    env = env_without_gpuprobe()
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")])
+    result = python_run("-o", tmp_path / "t.json", sys.executable, hello, cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert marker.exists()
+    assert (tmp_path / "t.json").exists()
+
+
+def test_compiled_program_compiles_as_without_gpuprobe(tmp_path):
+    compiled = script(tmp_path, "compiled.py", """
+        import torch
+        from torch._dynamo.utils import counters
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4))
+        run = torch.compile(model, backend="eager")
+        x = torch.randn(2, 8)
+        for _ in range(3):
+            y = run(x)
+        print(y.sum().item(), dict(counters["stats"]), dict(counters["graph_break"]))
+    """)
+    plain = subprocess.run([sys.executable, "-W", "error", str(compiled)], cwd=tmp_path,
+                           env=env_without_gpuprobe(), capture_output=True, text=True,
+                           timeout=TIMEOUT)
+    assert plain.returncode == 0, plain.stderr
+    traced = python_run("-o", tmp_path / "c.json", sys.executable, "-W", "error", compiled,
+                        cwd=tmp_path)
+    assert traced.returncode == 0, traced.stderr
+    assert traced.stdout == plain.stdout  # same result, graphs, graph breaks
+    names = {e["name"] for e in load_events(tmp_path / "c.json")}
+    assert "torch.compile 0/0" in names and "Sequential" in names
