@@ -1,4 +1,5 @@
-// The `gpuprobe` command: look into and convert the traces gpuprobe writes (and Kineto's).
+// The `gpuprobe` command: run a program under gpuprobe; look into and convert the traces
+// gpuprobe writes (and Kineto's).
 //
 //   gpuprobe info FILE            what a trace holds
 //   gpuprobe dump FILE            every event as a line of text
@@ -23,7 +24,8 @@ namespace {
 
 int main_impl(int argc, char** argv) {
   CLI::App app("gpuprobe " GPUPROBE_VERSION_STRING
-               ": look into and convert GPU traces (Chrome JSON, Perfetto; gzipped or not)",
+               ": run programs under gpuprobe; look into and convert GPU traces (Chrome JSON, "
+               "Perfetto; gzipped or not)",
                "gpuprobe");
   app.set_version_flag("--version", "gpuprobe " GPUPROBE_VERSION_STRING);
   app.require_subcommand(1);

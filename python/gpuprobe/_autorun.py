@@ -164,39 +164,26 @@ def _arm_compile():
 
 
 def _arm_data(torch):
-    from torch.utils.data import DataLoader
+    """Each next batch of every DataLoader is a range "dataloader next": the method is wrapped
+    on the iterators' base class, so the iterators keep their types (isinstance checks, the
+    attributes libraries read) and nothing else about them changes."""
+    from torch.utils.data import dataloader
 
+    base = getattr(dataloader, "_BaseDataLoaderIter", None)
+    original = base.__dict__.get("__next__") if base is not None else None
+    if original is None:
+        raise RuntimeError("this torch's DataLoader iterators have no _BaseDataLoaderIter.__next__")
     wait = _core.event_names["data_wait"]
-    original = DataLoader.__iter__
-
-    def __iter__(self):
-        return _WaitedIterator(original(self), wait)
-
-    __iter__.__wrapped__ = original
-    DataLoader.__iter__ = __iter__
-
-
-class _WaitedIterator:
-    """A DataLoader's iterator with each next batch a range "dataloader next"; everything else
-    (len, attributes) is the wrapped iterator's."""
-
-    def __init__(self, it, name):
-        self._it = it
-        self._name = name
-
-    def __iter__(self):
-        return self
+    begin, end = _core._begin, _core._end
 
     def __next__(self):
-        token = _core._begin(self._name, "torch")
+        token = begin(wait, "torch")
         try:
-            return next(self._it)
+            return original(self)
         finally:
-            _core._end(token)
+            end(token)
 
-    def __len__(self):
-        return len(self._it)
-
-    def __getattr__(self, name):
-        return getattr(self._it, name)
-
+    __next__.__wrapped__ = original
+    __next__.__name__ = original.__name__
+    __next__.__qualname__ = original.__qualname__
+    base.__next__ = __next__
