@@ -119,6 +119,16 @@ def test_parts_turn_off(tmp_path):
     assert any(n.startswith("ProfilerStep#") for n in names)
 
 
+def test_module_depth_is_configurable(tmp_path):
+    train = script(tmp_path, "train.py", TRAIN)
+    env = env_without_gpuprobe()
+    env["GPUPROBE_RUN_DEPTH"] = "3"
+    result = cli_run("-o", tmp_path / "t.json", sys.executable, train, cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    names = {e["name"] for e in load_events(tmp_path / "t.json")}
+    assert "ResNet.layer1.0" in names and not any(n.startswith("ResNet.layer1.0.") for n in names)
+
+
 def test_exit_status_passes_through(tmp_path):
     exit3 = script(tmp_path, "exit3.py", "import sys\nsys.exit(3)\n")
     killed = script(tmp_path, "killed.py",

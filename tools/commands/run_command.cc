@@ -45,6 +45,9 @@ int exec_runner(const std::string& output, const std::string& config,
   const std::string self = this_executable();
   const std::string python = python_to_run(self);
   if (!self.empty()) ::setenv("GPUPROBE_CLI", self.c_str(), 1);
+  // The runner itself records nothing: a GPUPROBE of the caller's would start a session in it
+  // at `import gpuprobe` (the child's GPUPROBE is the runner's to set).
+  ::unsetenv("GPUPROBE");
   std::vector<std::string> args = {python, "-m", "gpuprobe", "run"};
   if (!output.empty()) args.insert(args.end(), {"-o", output});
   if (!config.empty()) args.insert(args.end(), {"-c", config});
