@@ -19,6 +19,7 @@
 #include "formats/torch_events.h"
 #include "gpuprobe/gpuprobe.hpp"
 #include "graph_runs.h"
+#include "module_hooks.h"
 #include "open_stack.h"
 #include "range_methods.h"
 #include "range_type.h"
@@ -259,6 +260,8 @@ inline const CallSite* site_for(RangeObject& range, std::uint32_t epoch) {
 
 }  // namespace
 
+[[gnu::hot]] bool thread_has_open_ranges() { return !this_threads_open().empty(); }
+
 [[gnu::hot]] PyObject* range_enter(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<RangeObject*>(obj);
   OpenStack& open = this_threads_open();
@@ -432,6 +435,7 @@ PYBIND11_MODULE(_core, m) {
   if (!add_range_methods(range_type)) throw py::error_already_set();
   m.add_object("range", py::reinterpret_steal<py::object>(range_type));
   add_graph_runs(m, range_type);
+  add_module_hooks(m);
   py::dict event_names;
   for (const formats::torch_events::NamedEvent& e : formats::torch_events::kAll)
     event_names[e.key] = e.name;

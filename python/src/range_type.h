@@ -19,4 +19,8 @@ PyObject* range_enter(PyObject* range, PyObject* unused);
 /// reference) and leaves any pending Python error alone.
 PyObject* range_exit(PyObject* range, PyObject* const* args, Py_ssize_t nargs);
 
+/// Whether this thread has a range open through this module (entered, session or not, and not
+/// yet exited).
+bool thread_has_open_ranges();
+
 }  // namespace gpuprobe::python

@@ -2,6 +2,7 @@
 CUDA allocator's statistics)."""
 import sys
 import threading
+import weakref
 
 import gpuprobe
 from gpuprobe import _core
@@ -87,36 +88,109 @@ def instrument(model, *, backward=True, prefix=None):
     ("<path> backward", from autograd's own nodes: see backward_ranges). Never changes what the
     program computes or compiles: the hooks only observe, and code that torch.compile compiles
     runs none of them (said once on stderr; watch_compile() records the compiled graphs' runs).
-    With no session recording, a module call costs its two empty hook calls and a few checks.
-    Returns a handle whose ``remove()`` undoes it."""
+    With no session recording, a module call costs its two hook calls, in C, and nothing more.
+    A module instrumented already keeps its first name. Returns a handle whose ``remove()``
+    undoes it."""
     torch = _torch()
-    compiler = getattr(torch, "compiler", None)
-    compiling = getattr(compiler, "is_dynamo_compiling", None) or getattr(
-        compiler, "is_compiling", None)
-    if compiling is None:
-        raise FeatureUnavailable("this torch has no torch.compiler.is_compiling (torch >= 2.1)")
     backward = backward and hasattr(torch.autograd.graph, "Node") and hasattr(
         torch.autograd.graph.Node, "register_prehook")
     if backward:
         backward_ranges._bind(_core.range, torch.Tensor)
-    grad_enabled = torch.is_grad_enabled
-    recording = _core._torch_recording
-    gate = _core._gate_view().cast("Q")
+    in_c = _c_hooks_usable(torch)
+    if not in_c:
+        compiling = _compiling_check(torch)
+        gate = _core._gate_view().cast("Q")
     handles = []
+    owned = []  # the table's entries this call made
     root = prefix or type(model).__name__
     for path, module in model.named_modules():
+        key = id(module)
+        if key in _instrumented:
+            continue
         name = f"{root}.{path}" if path else root
-        pre, post = _module_hooks(_core.range(name, "torch"),
-                                  _core.range(name + " backward", "torch") if backward else None,
-                                  compiling, grad_enabled, recording, gate)
-        _not_a_frame_to_compile(pre, post)
+        entry = (_core.range(name, "torch"),
+                 _core.range(name + " backward", "torch") if backward else None)
+        _instrumented[key] = entry
+        # A module dropped without remove() leaves the table before its id can name another.
+        weakref.finalize(module, _instrumented.pop, key, None).atexit = False
+        owned.append((key, entry))
+        if in_c:
+            pre, post = _core.module_pre_hook, _core.module_post_hook
+        else:
+            pre, post = _module_hooks(*entry, compiling, torch.is_grad_enabled,
+                                      _core._torch_recording, gate)
+            _not_a_frame_to_compile(pre, post)
         handles.append(module.register_forward_pre_hook(pre))
         try:  # torch >= 2.1: the post-hook runs when the forward raises too
             handles.append(module.register_forward_hook(post, always_call=True))
         except TypeError:
             handles.append(module.register_forward_hook(post))
     _watch_for_compiles()
-    return _Handles(handles)
+    return _Handles(handles, owned)
+
+
+# {id(module): (forward range, backward range or None)}: every module instrument() has hooked
+# and not yet unhooked, which the C hooks (_core.module_pre_hook) look their module up in.
+_instrumented = {}
+_c_hooks = None  # whether the C hooks are in use: decided at the first instrument()
+
+
+def _compiling_check(torch):
+    compiler = getattr(torch, "compiler", None)
+    compiling = getattr(compiler, "is_dynamo_compiling", None) or getattr(
+        compiler, "is_compiling", None)
+    if compiling is None:
+        raise FeatureUnavailable("this torch has no torch.compiler.is_compiling (torch >= 2.1)")
+    return compiling
+
+
+def _c_hooks_usable(torch):
+    """Whether the hooks can be _core's C functions: torch >= 2.5 lets Dynamo inline a Python
+    stand-in in their place (torch.compiler.substitute_in_graph), so that traced code neither
+    breaks on them nor reads gpuprobe's state. Older torch gets the Python hooks."""
+    global _c_hooks
+    if _c_hooks is None:
+        substitute = getattr(getattr(torch, "compiler", None), "substitute_in_graph", None)
+        _c_hooks = False
+        if substitute is not None:
+            try:
+                substitute(_core.module_pre_hook)(_traced_pre_hook)
+                substitute(_core.module_post_hook)(_traced_post_hook)
+                _c_hooks = True
+            except (TypeError, ValueError, ImportError, AttributeError) as e:
+                sys.stderr.write(f"gpuprobe: module hooks in Python ({e})\n")
+        _core._module_hooks_bind(_instrumented, _note_inputs, _attach_backward)
+        _not_a_frame_to_compile(_note_inputs, _attach_backward)
+    return _c_hooks
+
+
+def _traced_pre_hook(module, args, /):
+    """What Dynamo runs for _core.module_pre_hook in code it traces: nothing."""
+    return None
+
+
+def _traced_post_hook(module, args, output, /):
+    """What Dynamo runs for _core.module_post_hook in code it traces: nothing."""
+    return None
+
+
+def _note_inputs(module, args):
+    """Called by the C pre-hook of a module with a backward range while a session records."""
+    if _grad_enabled() and _core._torch_recording():
+        _inputs.stack.append((module, backward_ranges.grad_nodes(args, [])))
+
+
+def _attach_backward(bwd, module, output):
+    """Called by the C post-hook of a module with a backward range after its forward."""
+    stack = _inputs.stack
+    if stack and stack[-1][0] is module:
+        nodes = stack.pop()[1]
+        if _grad_enabled():
+            backward_ranges.attach(bwd, nodes, output)
+
+
+def _grad_enabled():
+    return _torch().is_grad_enabled()
 
 
 _skipped_codes = set()
@@ -153,13 +227,18 @@ def _watch_for_compiles():
 
 
 class _Handles:
-    def __init__(self, handles):
+    def __init__(self, handles, owned):
         self._handles = handles
+        self._owned = owned
 
     def remove(self):
         for h in self._handles:
             h.remove()
         self._handles = []
+        for key, entry in self._owned:
+            if _instrumented.get(key) is entry:  # else its module died and the id moved on
+                del _instrumented[key]
+        self._owned = []
 
 
 def step(number=None, *, allocator_stats=True):
