@@ -6,8 +6,9 @@
 
 namespace gpuprobe::python {
 
-/// Adds the two hooks and `_module_hooks_bind(ranges, note, attach)`, which gives them the table
-/// of instrumented modules and the Python functions a backward range needs, to `m`.
+/// Adds the two hooks and `_module_hooks_bind(ranges, is_grad_enabled, Tensor, run_node,
+/// partial)`, which gives them the table of instrumented modules and what backward ranges need,
+/// to `m`.
 void add_module_hooks(pybind11::module_& m);
 
 }  // namespace gpuprobe::python

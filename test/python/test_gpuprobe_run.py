@@ -11,7 +11,7 @@ import textwrap
 
 from trace_util import load_events
 
-BUILD = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build"))
+BUILD = pathlib.Path(os.environ.get("GPUPROBE_BUILD_DIR", "build")).resolve()  # the tests run in tmp dirs
 CLI = BUILD / "gpuprobe"
 TIMEOUT = 300
 

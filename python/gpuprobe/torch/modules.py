@@ -1,5 +1,6 @@
 """Module ranges (a range per forward and backward) and steps (one per optimizer step, with the
 CUDA allocator's statistics)."""
+import functools
 import sys
 import threading
 import weakref
@@ -159,8 +160,8 @@ def _c_hooks_usable(torch):
                 _c_hooks = True
             except (TypeError, ValueError, ImportError, AttributeError) as e:
                 sys.stderr.write(f"gpuprobe: module hooks in Python ({e})\n")
-        _core._module_hooks_bind(_instrumented, _note_inputs, _attach_backward)
-        _not_a_frame_to_compile(_note_inputs, _attach_backward)
+        _core._module_hooks_bind(_instrumented, torch.is_grad_enabled, torch.Tensor,
+                                 backward_ranges._run_node, functools.partial)
     return _c_hooks
 
 
@@ -172,25 +173,6 @@ def _traced_pre_hook(module, args, /):
 def _traced_post_hook(module, args, output, /):
     """What Dynamo runs for _core.module_post_hook in code it traces: nothing."""
     return None
-
-
-def _note_inputs(module, args):
-    """Called by the C pre-hook of a module with a backward range while a session records."""
-    if _grad_enabled() and _core._torch_recording():
-        _inputs.stack.append((module, backward_ranges.grad_nodes(args, [])))
-
-
-def _attach_backward(bwd, module, output):
-    """Called by the C post-hook of a module with a backward range after its forward."""
-    stack = _inputs.stack
-    if stack and stack[-1][0] is module:
-        nodes = stack.pop()[1]
-        if _grad_enabled():
-            backward_ranges.attach(bwd, nodes, output)
-
-
-def _grad_enabled():
-    return _torch().is_grad_enabled()
 
 
 _skipped_codes = set()
