@@ -10,6 +10,8 @@ raises into the program or changes what it computes.
     GPUPROBE_RUN_COMPILE=0   no torch.compile telemetry (gpuprobe.torch.watch_compile)
     GPUPROBE_RUN_DATA=0      no "dataloader next" range per DataLoader batch
     GPUPROBE_RUN_MODULES=0   no module ranges
+    GPUPROBE_RUN_NVTX=0      NVTX ranges (torch.cuda.nvtx, the nvtx package, CUDA libraries) are not
+                             recorded: gpuprobe is not named the process's NVTX tool
     GPUPROBE_RUN_DEPTH=N     module ranges for the N outermost levels of module calls [2]
 """
 import importlib.util
@@ -28,6 +30,7 @@ SWITCHES = {
     "compile": "GPUPROBE_RUN_COMPILE",
     "data": "GPUPROBE_RUN_DATA",
     "modules": "GPUPROBE_RUN_MODULES",
+    "nvtx": "GPUPROBE_RUN_NVTX",
 }
 DEPTH_VARIABLE = "GPUPROBE_RUN_DEPTH"
 DEFAULT_DEPTH = 2
@@ -120,8 +123,10 @@ def _remove_finder(finder):
 
 
 def start():
-    """Starts GC watching now and the torch parts when torch is imported (now, if it is). Called
-    once, by the sitecustomize."""
+    """Starts GC watching now and the torch parts when torch is imported (now, if it is), and
+    makes gpuprobe the NVTX tool of the process. Called once, by the sitecustomize."""
+    if enabled("nvtx"):
+        _guarded("nvtx", _arm_nvtx)
     if enabled("gc"):
         _guarded("gc", gpuprobe.watch_gc)
     when_imported("torch", arm)
@@ -144,6 +149,21 @@ def arm(torch):
         _guarded("data", _arm_data, torch)
     if enabled("modules") and depth() > 0:
         _guarded("modules", _arm_modules, torch, depth())
+
+
+def _arm_nvtx():
+    """Names this process's gpuprobe (the _core module, which exports InitializeInjectionNvtx2)
+    as its NVTX tool before the program's first NVTX call reads NVTX_INJECTION64_PATH: the NVTX
+    ranges the program and its libraries already carry become ranges of this session. Another
+    tool named there already (Nsight Systems) keeps NVTX, and that is said once."""
+    given = os.environ.get("NVTX_INJECTION64_PATH")
+    if given:
+        if os.path.realpath(given) != os.path.realpath(_core.__file__):
+            _say(f"NVTX ranges not recorded: NVTX_INJECTION64_PATH names another tool ({given})")
+        return
+    if not _core._nvtx_tool:
+        raise RuntimeError("this gpuprobe was built without the NVTX3 headers")
+    os.environ["NVTX_INJECTION64_PATH"] = _core.__file__
 
 
 def _arm_steps(torch):

@@ -523,6 +523,7 @@ PYBIND11_MODULE(_core, m) {
       "The gate word's 8 bytes, read-only: zero while no session records. Module hooks read it "
       "(`memoryview.cast('Q')[0]`, 20 ns) rather than call in, so that a hook costs almost "
       "nothing with no session.");
+  m.attr("_nvtx_tool") = py::bool_(GPUPROBE_HAVE_NVTX != 0);  // exports InitializeInjectionNvtx2
   m.def(
       "_torch_recording", [] { return detail::gate_for(Category::kTorch) != 0; },
       "Whether a session records category torch now (module hooks ask before noting inputs).");

@@ -12,6 +12,8 @@ from gpuprobe import _core
 
 
 def test_the_extension_exports_its_init_function_and_no_code_of_its_own():
+    """And NVTX's tool entry point where gpuprobe was built with the NVTX3 headers (gpuprobe run
+    names the extension in NVTX_INJECTION64_PATH)."""
     nm = shutil.which("nm")
     if nm is None:
         pytest.skip("skipped: no nm (binutils) on this machine")
@@ -19,10 +21,11 @@ def test_the_extension_exports_its_init_function_and_no_code_of_its_own():
                          capture_output=True, text=True).stdout
     exported = [line.split()[-1] for line in out.splitlines() if len(line.split()) >= 3]
     assert "PyInit__core" in exported
+    assert ("InitializeInjectionNvtx2" in exported) == _core._nvtx_tool
     # Besides it, only what the C++ standard library's headers give default visibility to:
     # std templates instantiated here and their local statics (_ZSt, _ZNSt, _ZNKSt, _ZZNSt) and
     # type information (_ZT), which are the same in every module built against this libstdc++.
-    own = [name for name in exported if name != "PyInit__core"
+    own = [name for name in exported if name not in ("PyInit__core", "InitializeInjectionNvtx2")
            and not name.startswith(("_ZSt", "_ZNSt", "_ZNKSt", "_ZZNSt", "_ZGVZNSt", "_ZT"))]
     assert own == [], own
     demangled = subprocess.run([nm, "-DC", "--defined-only", _core.__file__], check=True,

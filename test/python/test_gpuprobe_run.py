@@ -193,3 +193,56 @@ def test_compiled_program_compiles_as_without_gpuprobe(tmp_path):
     assert traced.stdout == plain.stdout  # same result, graphs, graph breaks
     names = {e["name"] for e in load_events(tmp_path / "c.json")}
     assert "torch.compile 0/0" in names and "Sequential" in names
+
+
+NVTX_SCRIPT = """
+    import torch
+    torch.cuda.nvtx.range_push("epoch")
+    for i in range(3):
+        with torch.cuda.nvtx.range(f"step {i}"):
+            torch.cuda.nvtx.mark("half way")
+    torch.cuda.nvtx.range_pop()
+    print("done")
+"""
+
+
+def test_nvtx_ranges_of_an_unmodified_script(tmp_path):
+    """torch.cuda.nvtx (which needs no GPU) in a script that never imports gpuprobe: under
+    `gpuprobe run` the process's gpuprobe is its NVTX tool, so the ranges are in the trace, nested
+    on the calling thread; GPUPROBE_RUN_NVTX=0 leaves them out; another tool already named in
+    NVTX_INJECTION64_PATH keeps NVTX, and gpuprobe says so."""
+    nvtx = script(tmp_path, "nvtx_script.py", NVTX_SCRIPT)
+    result = python_run("-o", tmp_path / "n.json", sys.executable, nvtx, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "done\n"
+    events = load_events(tmp_path / "n.json")
+    ranges = {}
+    for e in events:
+        if e.get("ph") == "X":
+            ranges.setdefault(e["name"], []).append(e)
+    if "epoch" not in ranges:
+        import gpuprobe._core
+
+        if not gpuprobe._core._nvtx_tool:
+            import pytest
+
+            pytest.skip("gpuprobe was built without the NVTX3 headers")
+    (epoch,) = ranges["epoch"]
+    for i in range(3):
+        (step,) = ranges[f"step {i}"]
+        assert step["tid"] == epoch["tid"]
+        assert epoch["ts"] <= step["ts"] and step["ts"] + step["dur"] <= epoch["ts"] + epoch["dur"]
+    assert sum(e.get("name") == "half way" and e.get("ph") in ("i", "I") for e in events) == 3
+
+    env = env_without_gpuprobe()
+    env["GPUPROBE_RUN_NVTX"] = "0"
+    off = python_run("-o", tmp_path / "off.json", sys.executable, nvtx, cwd=tmp_path, env=env)
+    assert off.returncode == 0, off.stderr
+    assert "epoch" not in {e["name"] for e in load_events(tmp_path / "off.json")}
+
+    env = env_without_gpuprobe()
+    env["NVTX_INJECTION64_PATH"] = str(tmp_path / "libsome_other_tool.so")
+    other = python_run("-o", tmp_path / "o.json", sys.executable, nvtx, cwd=tmp_path, env=env)
+    assert other.returncode == 0 and other.stdout == "done\n", other.stderr
+    assert "NVTX_INJECTION64_PATH names another tool" in other.stderr
+    assert "epoch" not in {e["name"] for e in load_events(tmp_path / "o.json")}
