@@ -186,6 +186,12 @@ void step() noexcept;
 /// The same, numbering the step that just ended `number`; later steps count on from there.
 void step(std::uint32_t number) noexcept;
 
+/// Marks where step 0 begins, without recording a step: the time since the session's start (or
+/// the last step()) is no step, and the next step() ends step 0. For a recorder that learns of
+/// steps only from their ends — `gpuprobe run`'s optimizer hook, whose first call comes after
+/// the program's imports, set-up and first iteration.
+void begin_steps() noexcept;
+
 /// Records, on the calling thread, a range that already happened between two CLOCK_REALTIME
 /// times in nanoseconds (`time.time_ns()` in Python): for events another library timed and
 /// reported afterwards, such as a compile whose true span is known only from its metrics. Not

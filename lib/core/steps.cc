@@ -44,4 +44,10 @@ void step(std::uint32_t number) noexcept {
   core::record_step(gate, number);
 }
 
+void begin_steps() noexcept {
+  const std::uint64_t gate = detail::gate_for(Category::kStep);
+  if (gate == 0) return;
+  core::reset_steps(detail::now_ticks(gate));
+}
+
 }  // namespace gpuprobe

@@ -5,7 +5,8 @@ module ranges for the top levels of every nn.Module called. Each part is turned 
 environment variable (below, also listed by `python -m gpuprobe run --help`); nothing here ever
 raises into the program or changes what it computes.
 
-    GPUPROBE_RUN_STEPS=0     no step per optimizer.step() (torch's global step post-hook)
+    GPUPROBE_RUN_STEPS=0     no step per optimizer.step() (torch's global step post-hook;
+                             the first optimizer.step() begins step 0)
     GPUPROBE_RUN_GC=0        no GC pauses (gpuprobe.watch_gc)
     GPUPROBE_RUN_COMPILE=0   no torch.compile telemetry (gpuprobe.torch.watch_compile)
     GPUPROBE_RUN_DATA=0      no "dataloader next" range per DataLoader batch
@@ -167,11 +168,23 @@ def _arm_nvtx():
 
 
 def _arm_steps(torch):
+    """A step ends at each optimizer.step() of any optimizer. The first one only marks where
+    step 0 begins: before it come the program's imports, its set-up and its first iteration,
+    which are no step (the session began at interpreter start)."""
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
     from gpuprobe.torch.modules import step
 
-    register_optimizer_step_post_hook(lambda optimizer, args, kwargs: step())
+    begun = []
+
+    def after_optimizer_step(optimizer, args, kwargs):
+        if begun:
+            step()
+        else:
+            begun.append(True)
+            _core._begin_steps()
+
+    register_optimizer_step_post_hook(after_optimizer_step)
 
 
 _compile_watcher = []

@@ -469,6 +469,8 @@ PYBIND11_MODULE(_core, m) {
         }
       },
       py::arg("number") = py::none());
+  m.def("_begin_steps", &begin_steps,
+        "Marks where step 0 begins, recording no step (gpuprobe::begin_steps).");
   m.def(
       "_range_at",
       [](const std::string& name, const std::string& category, std::int64_t begin_ns,

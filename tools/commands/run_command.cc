@@ -80,7 +80,8 @@ void add_run_command(CLI::App& app, CommandRun* run, std::vector<std::string> af
   cmd->footer(
       "CMD ARGS...: the program, after the options (or after --). Parts off by environment: "
       "GPUPROBE_RUN_STEPS=0, GPUPROBE_RUN_GC=0, GPUPROBE_RUN_COMPILE=0, GPUPROBE_RUN_DATA=0, "
-      "GPUPROBE_RUN_MODULES=0; GPUPROBE_RUN_DEPTH=N levels of module ranges [2].");
+      "GPUPROBE_RUN_MODULES=0, GPUPROBE_RUN_NVTX=0 (gpuprobe as the NVTX tool); "
+      "GPUPROBE_RUN_DEPTH=N levels of module ranges [2].");
   // Everything from the program's name on is the program's, its options included.
   cmd->prefix_command();
   cmd->callback([cmd, output, config, run, after_dashes] {
