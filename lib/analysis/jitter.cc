@@ -118,6 +118,32 @@ bool Jitter::program_category(Category c) {
          (c >= Category::kUser0 && c <= Category::kUser7);
 }
 
+bool Jitter::module_range_name(std::string_view name) {
+  // A module's class or its path in the model ("ResNet", "GPT2LMHeadModel.transformer.h.0"), as
+  // gpuprobe.torch.instrument and `gpuprobe run` name module ranges: an identifier, then
+  // identifiers or indices after dots — which no torch operator ("aten::mm"), step or
+  // data-loading range is.
+  bool first = true;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = std::min(name.find('.', start), name.size());
+    const std::string_view part = name.substr(start, dot - start);
+    if (part.empty()) return false;
+    bool identifier = !(part[0] >= '0' && part[0] <= '9');
+    bool index = true;
+    for (const char c : part) {
+      const bool digit = c >= '0' && c <= '9';
+      identifier = identifier && (digit || c == '_' || (c >= 'A' && c <= 'Z') ||
+                                  (c >= 'a' && c <= 'z'));
+      index = index && digit;
+    }
+    if (!identifier && (first || !index)) return false;
+    if (dot == name.size()) return true;
+    first = false;
+    start = dot + 1;
+  }
+}
+
 const NameStats* Jitter::target(std::string* why) const {
   std::string ignored;
   std::string& reason = why != nullptr ? *why : ignored;
@@ -151,6 +177,19 @@ const NameStats* Jitter::target(std::string* why) const {
           passed->category == Category::kCompile ? "the compiler" : "the framework");
     }
     reason += "; --latency NAME explains another range";
+    return s;
+  }
+  // A program that records no range of its own (traced by `gpuprobe run`, or instrumented with
+  // gpuprobe.torch.instrument only): its model's outermost forward, the heaviest module range at
+  // the top level of its thread.
+  for (const NameStats* s : names_.result().ranges) {
+    if (s->category != Category::kTorch || !module_range_name(s->name)) continue;
+    if (s->top_level < kRepeats || s->top_level * 2 < s->count) continue;
+    reason = absl::StrFormat(
+        "the heaviest module forward (category torch) at the top level of its thread, %llu "
+        "times: the program has no repeated range of its own; --latency NAME explains another "
+        "range",
+        static_cast<unsigned long long>(s->count));
     return s;
   }
   reason =

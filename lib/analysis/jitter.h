@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -85,12 +86,15 @@ class Jitter : public Analysis {
   // The name of the range it explains, or null; valid after Names::finish(). It is --latency's
   // (options), else the steps (ProfilerStep), else the program's own requests: the heaviest range
   // of an application category (app, python, user0..user7) repeated at least 20 times at the top
-  // level of its thread (not nested in another range), off compile workers' threads. Never
-  // torch's own ranges (torch, compile, gc, alloc, cuda) unless named. `why`, when given, says
-  // why this one (or why none).
+  // level of its thread (not nested in another range), off compile workers' threads, else, in a
+  // program with none, the heaviest module forward so repeated (category torch, a module range's
+  // name). Never torch's other ranges (operators, data loading) nor compile, gc, alloc or cuda
+  // ranges unless named. `why`, when given, says why this one (or why none).
   const NameStats* target(std::string* why = nullptr) const;
   // Whether ranges of `category` are the program's own (app, python, step, user0..user7).
   static bool program_category(Category category);
+  // Whether a range's name is a module range's (a dotted identifier: "ResNet.layer1").
+  static bool module_range_name(std::string_view name);
 
   // The causes it looks for in the trace, and their names ("gc pause", ...).
   enum Cause { kGc, kCompile, kAllocator, kSync, kLargeCopy, kCauses };

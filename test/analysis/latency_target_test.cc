@@ -13,6 +13,9 @@ constexpr CallSite kPhase{"compile phase: compile_file", "", "", 0, 0, Category:
 constexpr CallSite kAtenCopy{"aten::copy_", "", "", 0, 0, Category::kTorch};
 constexpr CallSite kServe{"serve", "", "", 0, 0, Category::kPython};
 constexpr CallSite kBatch{"batch", "", "", 0, 0, Category::kApp};
+constexpr CallSite kModel{"GPT2LMHeadModel", "", "", 0, 0, Category::kTorch};
+constexpr CallSite kBlock{"GPT2LMHeadModel.transformer", "", "", 0, 0, Category::kTorch};
+constexpr CallSite kDataNext{"dataloader next", "", "", 0, 0, Category::kTorch};
 
 bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
@@ -105,6 +108,47 @@ TEST_CASE("the program's own ranges on a compile worker's thread are not the tar
   for (int i = 0; i < 30; ++i) t.range(kRequest, i * 12 * kMs, i * 12 * kMs + 10 * kMs);
   t.threads[1].name = "worker";
   CHECK(t.run().jitter.latency_name == "request");
+}
+
+// A program traced by `gpuprobe run` with no range of its own: 200 forwards of its model (module
+// ranges, category torch, each with its outermost child), one of them 5x slower; heavier
+// repeated torch ranges that are no module's (an operator, data loading) around them.
+void forwards_only(Trace& t) {
+  std::int64_t at = 0;
+  for (int i = 0; i < 200; ++i) {
+    const std::int64_t length = (i == 100 ? 5 : 1) * kMs;
+    t.range(kModel, at, at + length);
+    t.range(kBlock, at + 10, at + length - 10);
+    t.range(kAtenCopy, at + length + 100, at + length + 100 + 3 * kMs);
+    t.range(kDataNext, at + length + 4 * kMs, at + length + 8 * kMs);
+    at += length + 9 * kMs;
+  }
+}
+
+TEST_CASE("with no range of the program's own, the target is the model's outermost forward") {
+  Trace t;
+  forwards_only(t);
+  const analysis::JitterResult& r = t.run().jitter;
+  CHECK(r.latency_name == "GPT2LMHeadModel");
+  CHECK(has(r.latency_reason, "the heaviest module forward (category torch)"));
+  REQUIRE(r.outliers.size() == 1);
+  CHECK(r.outliers[0].duration_ns == 5 * kMs);
+}
+
+TEST_CASE("a program's own repeated range is still preferred to its module forwards") {
+  Trace t;
+  forwards_only(t);
+  for (int i = 0; i < 30; ++i) t.range(kRequest, i * 12 * kMs, i * 12 * kMs + 10 * kMs, 1);
+  CHECK(t.run().jitter.latency_name == "request");
+}
+
+TEST_CASE("module range names are dotted identifiers; operators and phrases are not") {
+  using analysis::Jitter;
+  for (const char* yes : {"ResNet", "GPT2LMHeadModel.transformer.h.0", "Sequential.12", "a.b_1.c"})
+    CHECK(Jitter::module_range_name(yes));
+  for (const char* no : {"", "aten::mm", "dataloader next", "ProfilerStep#3", ".a", "a.", "a..b",
+                         "1abc", "3.x", "x.1a", "## forward ##"})
+    CHECK_FALSE(Jitter::module_range_name(no));
 }
 
 }  // namespace
