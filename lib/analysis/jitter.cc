@@ -133,8 +133,8 @@ bool Jitter::module_range_name(std::string_view name) {
     bool index = true;
     for (const char c : part) {
       const bool digit = c >= '0' && c <= '9';
-      identifier = identifier && (digit || c == '_' || (c >= 'A' && c <= 'Z') ||
-                                  (c >= 'a' && c <= 'z'));
+      identifier =
+          identifier && (digit || c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'));
       index = index && digit;
     }
     if (!identifier && (first || !index)) return false;

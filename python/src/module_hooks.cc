@@ -40,8 +40,8 @@ PyObject* g_tensor = nullptr;        // torch.Tensor
 PyObject* g_run_node = nullptr;      // backward_ranges._run_node
 PyObject* g_partial = nullptr;       // functools.partial
 // Interned names, made at the first bind.
-PyObject* g_key = nullptr;           // Node.metadata's key: the node's (ends, begins) lists
-PyObject* g_stack_key = nullptr;     // the thread's dict's key of its stack of noted inputs
+PyObject* g_key = nullptr;        // Node.metadata's key: the node's (ends, begins) lists
+PyObject* g_stack_key = nullptr;  // the thread's dict's key of its stack of noted inputs
 PyObject* g_grad_fn = nullptr;
 PyObject* g_metadata = nullptr;
 PyObject* g_register_prehook = nullptr;
@@ -127,10 +127,9 @@ PyObject* actions_of(PyObject* node) {
   PyObject* actions = PyDict_GetItemWithError(meta, g_key);
   if (actions == nullptr && !PyErr_Occurred()) {
     PyObject* made = Py_BuildValue("([][])");
-    PyObject* hook = made ? PyObject_CallFunctionObjArgs(g_partial, g_run_node, made, nullptr)
-                          : nullptr;
-    PyObject* handle =
-        hook ? PyObject_CallMethodOneArg(node, g_register_prehook, hook) : nullptr;
+    PyObject* hook =
+        made ? PyObject_CallFunctionObjArgs(g_partial, g_run_node, made, nullptr) : nullptr;
+    PyObject* handle = hook ? PyObject_CallMethodOneArg(node, g_register_prehook, hook) : nullptr;
     if (handle != nullptr && PyDict_SetItem(meta, g_key, made) == 0) actions = made;
     Py_XDECREF(handle);
     Py_XDECREF(hook);
@@ -224,10 +223,10 @@ PyObject* module_hooks_bind(PyObject*, PyObject* const* args, Py_ssize_t nargs) 
     return nullptr;
   }
   if (g_key == nullptr) {
-    for (auto [field, text] : {std::pair{&g_key, "gpuprobe"},
-                               std::pair{&g_stack_key, "gpuprobe.module_inputs"},
-                               std::pair{&g_grad_fn, "grad_fn"}, std::pair{&g_metadata, "metadata"},
-                               std::pair{&g_register_prehook, "register_prehook"}}) {
+    for (auto [field, text] :
+         {std::pair{&g_key, "gpuprobe"}, std::pair{&g_stack_key, "gpuprobe.module_inputs"},
+          std::pair{&g_grad_fn, "grad_fn"}, std::pair{&g_metadata, "metadata"},
+          std::pair{&g_register_prehook, "register_prehook"}}) {
       *field = PyUnicode_InternFromString(text);
       if (*field == nullptr) return nullptr;
     }
@@ -249,8 +248,8 @@ PyMethodDef kHooks[] = {
      METH_FASTCALL,
      "module_post_hook(module, args, output, /)\n--\n\nThe forward hook of an instrumented "
      "module: exits the range its pre-hook entered. Internal to gpuprobe.torch."},
-    {"_module_hooks_bind", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(module_hooks_bind)),
-     METH_FASTCALL,
+    {"_module_hooks_bind",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(module_hooks_bind)), METH_FASTCALL,
      "_module_hooks_bind(ranges, is_grad_enabled, Tensor, run_node, partial, /)\n--\n\nGives the "
      "module hooks their table, {id(module): (forward range, backward range or None)}, and what "
      "a backward range needs: torch.is_grad_enabled, torch.Tensor, "

@@ -3,6 +3,8 @@
 #include "analysis/trace_report.h"
 
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 
 #include "analysis/report_trace.h"
 
@@ -59,6 +61,35 @@ TEST_CASE("the JSON has the trace's figures and every analysis's section") {
   CHECK(j["kernels"][0]["class"] == "compute");
   CHECK(j["ranges"][0]["calls"] == 30);
   CHECK(j["jitter"]["range"] == "request");
+}
+
+// The report's JSON schema, section by section: a new analysis that writes a section of its own
+// fails here until its key is added — and, with it, its entry in docs/report.md's JSON table and
+// the page's reading of it (docs/CONTRIBUTING.md, recipe 2).
+TEST_CASE("the JSON's top-level keys are exactly the documented sections") {
+  const std::set<std::string> documented = {
+      "schema",  "events", "duration_ms", "dropped",      "verdict", "kernels",
+      "ranges",  "gpu",    "latency",     "roofline",     "copies",  "memsets",
+      "compile", "jitter", "cpu_state",   "data_loading", "memory",  "timeline"};
+  Trace t;
+  for (int i = 0; i < 30; ++i) t.range(kRequest, i * 2 * kMs, i * 2 * kMs + kMs);
+  t.activity(GpuActivityKind::kKernel, "gemm", 0, kMs);
+  TraceInfo info;
+  info.rank = 3;
+  analysis::ReportOptions options;
+  options.timeline = true;  // the page's section too
+  t.run(options, info);
+  const nlohmann::json j = nlohmann::json::parse(t.report->json());
+  std::set<std::string> written;
+  for (const auto& [key, value] : j.items()) written.insert(key);
+  for (const std::string& key : written) {
+    CAPTURE(key);
+    CHECK(documented.count(key) == 1);  // a new section: document it (see above)
+  }
+  for (const std::string& key : documented) {
+    CAPTURE(key);
+    CHECK(written.count(key) == 1);  // a section gone: take it out of the schema and the docs
+  }
 }
 
 }  // namespace
