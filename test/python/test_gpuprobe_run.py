@@ -251,3 +251,31 @@ def test_nvtx_ranges_of_an_unmodified_script(tmp_path):
     assert other.returncode == 0 and other.stdout == "done\n", other.stderr
     assert "NVTX_INJECTION64_PATH names another tool" in other.stderr
     assert "epoch" not in {e["name"] for e in load_events(tmp_path / "o.json")}
+
+
+def test_spawned_children_write_files_of_their_own(tmp_path):
+    """multiprocessing's spawned workers (as torchrun's ranks and spawn-context DataLoader
+    workers) are Python processes of their own: each starts its session from the same
+    GPUPROBE, writes its own %p file, and the runner lists every file written."""
+    pool = script(tmp_path, "pool.py", """
+        import multiprocessing as mp
+        import os
+
+        def work(n):
+            return sum(i * i for i in range(n)), os.getpid()
+
+        if __name__ == "__main__":
+            with mp.get_context("spawn").Pool(2) as p:
+                results = p.map(work, [20000] * 8)
+            print(sorted({r[0] for r in results}), len({r[1] for r in results}) >= 1)
+    """)
+    plain = subprocess.run([sys.executable, str(pool)], cwd=tmp_path, env=env_without_gpuprobe(),
+                           capture_output=True, text=True, timeout=TIMEOUT)
+    traced = python_run("-o", tmp_path / "t-%p.json", sys.executable, pool, cwd=tmp_path)
+    assert traced.returncode == 0, traced.stderr
+    assert traced.stdout == plain.stdout
+    written = sorted(tmp_path.glob("t-*.json"))
+    assert len(written) >= 3, (written, traced.stderr)  # the parent and its two workers
+    for path in written:
+        assert f"gpuprobe: wrote {path}" in traced.stderr
+        load_events(path)  # each a whole trace
