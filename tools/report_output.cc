@@ -4,10 +4,13 @@
 #include <cmath>
 #include <vector>
 
+#include "formats/torch_events.h"
+
 namespace gpuprobe::tools {
 namespace {
 
 using analysis::NameStats;
+namespace te = formats::torch_events;
 
 // What the allocator did within an outlier and its state then, when there is anything to say.
 void print_outlier_memory(std::FILE* o, const analysis::OutlierMemory& m) {
@@ -355,10 +358,11 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
   if (const analysis::CompileResult::Jax& jax = r.compile.jax;
       jax.compiles + jax.loads + jax.cache_hits + jax.cache_misses > 0) {
     double compile_s = 0;
-    for (const auto& [phase, s] : jax.phase_seconds) compile_s += phase == "cache load" ? 0 : s;
+    for (const auto& [phase, s] : jax.phase_seconds)
+      compile_s += phase == te::kJaxCacheLoad ? 0 : s;
     std::fprintf(o, "\nJAX: %llu compiles, %.3f ms compiling",
                  static_cast<unsigned long long>(jax.compiles), compile_s * 1e3);
-    for (const char* phase : {"trace", "lower", "backend compile", "cache load"}) {
+    for (const char* phase : te::kJaxPhases) {
       const auto it = jax.phase_seconds.find(phase);
       if (it != jax.phase_seconds.end()) std::fprintf(o, "; %s %.3f ms", phase, it->second * 1e3);
     }

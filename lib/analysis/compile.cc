@@ -212,7 +212,7 @@ void Compile::add(const ReportEvent& r) {
     c.triton.load_seconds += static_cast<double>(r.end_ns - r.begin_ns) * 1e-9;
   } else if (const std::string_view phase = formats::jax_phase(e.site->name); !phase.empty()) {
     c.jax.phase_seconds[std::string(phase)] += static_cast<double>(r.end_ns - r.begin_ns) * 1e-9;
-    c.jax.compiles += phase == "backend compile";
+    c.jax.compiles += phase == te::kJaxBackendCompile;
     c.jax.loads += phase == te::kJaxCacheLoad;
   }
   add_profiler_compile_id(e.site->name);
@@ -365,11 +365,9 @@ void Compile::write_json(const TraceContext& trace, nlohmann::json* report) cons
                      {"compiles", value("compiles", false)}});
   }
   j["modes"] = modes;
-  j["jax"] = {{"compiles", c.jax.compiles},
-              {"cache_loads", c.jax.loads},
-              {"cache_hits", c.jax.cache_hits},
-              {"cache_misses", c.jax.cache_misses},
-              {"phase_seconds", c.jax.phase_seconds}};
+  j["jax"] = {{"compiles", c.jax.compiles},           {"cache_loads", c.jax.loads},
+              {"cache_hits", c.jax.cache_hits},       {"cache_misses", c.jax.cache_misses},
+              {"phase_seconds", c.jax.phase_seconds}, {"phase_order", te::kJaxPhases}};
   j["triton"] = {{"compiles", c.triton.compiles},
                  {"cache_loads", c.triton.loads},
                  {"compile_seconds", c.triton.compile_seconds},

@@ -54,7 +54,14 @@ inline constexpr char kCompileMode[] = "compile mode: ";
 // phase of each compile — phases "trace", "lower", "backend compile", and "cache load" for a
 // backend compile the persistent cache answered — and an instant per cache answer.
 inline constexpr char kJax[] = "jax ";
+inline constexpr char kJaxTrace[] = "trace";
+inline constexpr char kJaxLower[] = "lower";
+inline constexpr char kJaxBackendCompile[] = "backend compile";
 inline constexpr char kJaxCacheLoad[] = "cache load";
+// The phases in the order a compile runs them, the order the report lists them in (its text and
+// its JSON's compile.jax.phase_order, which the page follows).
+inline constexpr const char* kJaxPhases[] = {kJaxTrace, kJaxLower, kJaxBackendCompile,
+                                             kJaxCacheLoad};
 inline constexpr char kJaxCacheHit[] = "jax compilation cache hit";
 inline constexpr char kJaxCacheMiss[] = "jax compilation cache miss";
 
@@ -106,6 +113,9 @@ inline constexpr NamedEvent kAll[] = {
     {"speedup", kSpeedup},
     {"compile_mode", kCompileMode},
     {"jax", kJax},
+    {"jax_trace", kJaxTrace},
+    {"jax_lower", kJaxLower},
+    {"jax_backend_compile", kJaxBackendCompile},
     {"jax_cache_load", kJaxCacheLoad},
     {"jax_cache_hit", kJaxCacheHit},
     {"jax_cache_miss", kJaxCacheMiss},

@@ -57,7 +57,8 @@ void FrameworkMetrics::add_compile(const Event& e, const TimeBase& time) {
   if (e.type == EventType::kRange) {
     if (starts_with(name, te::kCompile)) compiles.add(duration_seconds(time, e));
     if (const std::string_view phase = formats::jax_phase(name); !phase.empty()) {
-      jax_phases[known_or_other(phase, {"trace", "lower", "backend compile", te::kJaxCacheLoad})]
+      jax_phases[known_or_other(phase, {te::kJaxTrace, te::kJaxLower, te::kJaxBackendCompile,
+                                        te::kJaxCacheLoad})]
           .add(duration_seconds(time, e));
     }
     if (starts_with(name, te::kTritonCompile)) triton_compiles.add(duration_seconds(time, e));

@@ -23,9 +23,9 @@ from gpuprobe import _core
 # JAX's event names (jax/_src/dispatch.py, compiler.py, compilation_cache.py) and the phase each
 # names on gpuprobe's timeline.
 PHASES = {
-    "/jax/core/compile/jaxpr_trace_duration": "trace",
-    "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
-    "/jax/core/compile/backend_compile_duration": "backend compile",
+    "/jax/core/compile/jaxpr_trace_duration": _core.event_names["jax_trace"],
+    "/jax/core/compile/jaxpr_to_mlir_module_duration": _core.event_names["jax_lower"],
+    "/jax/core/compile/backend_compile_duration": _core.event_names["jax_backend_compile"],
 }
 CACHE_HIT = "/jax/compilation_cache/cache_hits"
 CACHE_MISS = "/jax/compilation_cache/cache_misses"
@@ -36,6 +36,7 @@ TIME_SAVED = "/jax/compilation_cache/compile_time_saved_sec"
 # answered, "jax cache load: jit(f)".
 RANGE_PREFIX = _core.event_names["jax"]
 LOAD = _core.event_names["jax_cache_load"]
+BACKEND_COMPILE = _core.event_names["jax_backend_compile"]
 
 
 @dataclasses.dataclass
@@ -146,7 +147,7 @@ class JaxCompileWatcher:
         seconds = max(0.0, end - start)
         with self._lock:
             cache = None
-            if phase == "backend compile":
+            if phase == BACKEND_COMPILE:
                 cache, self._pending_cache = self._pending_cache, None
                 if cache == "hit":
                     phase = LOAD

@@ -119,7 +119,7 @@
       out.push(el("h3", {}, "JAX"), facts([
         ["compiles", jax.compiles], ["loads from the persistent cache", jax.cache_loads],
         ["cache hits / misses", `${jax.cache_hits} / ${jax.cache_misses}`],
-        ...["trace", "lower", "backend compile", "cache load"].filter((p) => p in phases)
+        ...(jax.phase_order || []).filter((p) => p in phases)
           .map((p) => [p, msText(phases[p] * 1e3)]),
       ]));
     }
