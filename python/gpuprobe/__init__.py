@@ -14,8 +14,17 @@ environment variable starts a session when the module is imported, as it does fo
 import atexit as _atexit
 import functools as _functools
 import gc as _gc
+import os as _os
+import sys as _sys
 
-from gpuprobe import _core
+# `python -m gpuprobe run ...` runs a program under gpuprobe and records nothing itself: a
+# GPUPROBE of the caller's would start a session in the runner (and write the caller's file),
+# so it is dropped before the extension, whose load starts that session, is imported. The
+# program's GPUPROBE is the runner's to set.
+if getattr(_sys, "orig_argv", [])[1:3] == ["-m", "gpuprobe"]:
+    _os.environ.pop("GPUPROBE", None)
+
+from gpuprobe import _core  # noqa: E402 - after the runner's GPUPROBE is dropped
 from gpuprobe._core import (
     Session,
     category_enabled,

@@ -5,8 +5,8 @@ module ranges for the top levels of every nn.Module called. Each part is turned 
 environment variable (below, also listed by `python -m gpuprobe run --help`); nothing here ever
 raises into the program or changes what it computes.
 
-    GPUPROBE_RUN_STEPS=0     no step per optimizer.step() (torch's global step post-hook;
-                             the first optimizer.step() begins step 0)
+    GPUPROBE_RUN_STEPS=0     no step per optimizer.step() (torch's global step post-hook, the
+                             first optimizer that steps; its first step() begins step 0)
     GPUPROBE_RUN_GC=0        no GC pauses (gpuprobe.watch_gc)
     GPUPROBE_RUN_COMPILE=0   no torch.compile telemetry (gpuprobe.torch.watch_compile)
     GPUPROBE_RUN_DATA=0      no "dataloader next" range per DataLoader batch
@@ -18,6 +18,7 @@ raises into the program or changes what it computes.
 import importlib.util
 import os
 import sys
+import weakref
 
 import gpuprobe
 from gpuprobe import _core
@@ -168,21 +169,26 @@ def _arm_nvtx():
 
 
 def _arm_steps(torch):
-    """A step ends at each optimizer.step() of any optimizer. The first one only marks where
+    """A step ends at each step() of the first optimizer that steps (a GAN's second optimizer,
+    stepping in the same iteration, would halve every step). Its first step() only marks where
     step 0 begins: before it come the program's imports, its set-up and its first iteration,
-    which are no step (the session began at interpreter start)."""
+    which are no step (the session began at interpreter start). The hook never raises into the
+    optimizer."""
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
     from gpuprobe.torch.modules import step
 
-    begun = []
+    marker = []  # a weak reference to the optimizer whose steps are the steps
 
     def after_optimizer_step(optimizer, args, kwargs):
-        if begun:
-            step()
-        else:
-            begun.append(True)
-            _core._begin_steps()
+        try:
+            if not marker:
+                marker.append(weakref.ref(optimizer))
+                _core._begin_steps()
+            elif marker[0]() is optimizer:
+                step()
+        except Exception as e:  # noqa: BLE001 - a step not recorded never fails the program
+            _say(f"step not recorded: {e!r}")
 
     register_optimizer_step_post_hook(after_optimizer_step)
 

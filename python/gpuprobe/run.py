@@ -174,12 +174,14 @@ def run(options, command, environ=None):
     env = child_environment(os.environ if environ is None else environ, config)
     start = time.time()
     try:
-        child = subprocess.Popen(command, env=env)
+        # The program inherits every descriptor it would have had (MPI's PMI_FD, make's
+        # jobserver, systemd's sockets), as it does without gpuprobe.
+        child = subprocess.Popen(command, env=env, close_fds=False)
     except FileNotFoundError:
         sys.stderr.write(f"gpuprobe: {command[0]}: command not found\n")
         return 127
-    except PermissionError:
-        sys.stderr.write(f"gpuprobe: {command[0]}: permission denied\n")
+    except OSError as e:  # permission, not executable (ENOEXEC), a path through a file
+        sys.stderr.write(f"gpuprobe: {command[0]}: {e.strerror or e}\n")
         return 126
     # Ctrl-C and termination go to the child (same process group / forwarded); the runner waits.
     forwarded = {}
@@ -193,7 +195,13 @@ def run(options, command, environ=None):
     finally:
         for sig, handler in forwarded.items():
             signal.signal(sig, handler)
-    report_files(options.output, start)
+    try:
+        report_files(options.output, start)
+    except BaseException as e:  # noqa: BLE001 - the program's status is what the runner returns
+        try:
+            sys.stderr.write(f"gpuprobe: no summary ({type(e).__name__})\n")
+        except Exception:  # noqa: BLE001 - stderr may be gone
+            pass
     return _status(returncode)
 
 

@@ -46,21 +46,28 @@ PyObject* g_grad_fn = nullptr;
 PyObject* g_metadata = nullptr;
 PyObject* g_register_prehook = nullptr;
 
-// The entry of `module` in the table (borrowed), or nullptr when it has none.
+// The entry of `module` in the table (a new reference: the hooks run Python — a GC's callbacks,
+// a tensor subclass's attributes — that may remove it from the table), or nullptr.
 PyObject* entry_of(PyObject* module) {
   if (g_ranges == nullptr) return nullptr;
   PyObject* key = PyLong_FromVoidPtr(module);
   if (key == nullptr) return nullptr;
   PyObject* entry = PyDict_GetItemWithError(g_ranges, key);
   Py_DECREF(key);
-  if (entry != nullptr && (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2)) return nullptr;
+  if (entry == nullptr || !PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2) return nullptr;
+  Py_INCREF(entry);
   return entry;
 }
 
-// A hook's end: None, with any error it met reported as unraisable rather than raised into the
-// module call.
-PyObject* done(PyObject* hook) {
-  if (PyErr_Occurred()) PyErr_WriteUnraisable(hook);
+// A hook's end: None, with an error it met reported as unraisable rather than raised into the
+// module call — unless it is no Exception (KeyboardInterrupt, SystemExit from a signal handler
+// that ran inside the hook), which goes on to the program as it would from any Python code.
+PyObject* done(PyObject* hook, PyObject* entry = nullptr) {
+  Py_XDECREF(entry);
+  if (PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_Exception)) return nullptr;
+    PyErr_WriteUnraisable(hook);
+  }
   Py_RETURN_NONE;
 }
 
@@ -79,13 +86,20 @@ bool grad_nodes(PyObject* values, PyObject* out) {
   PyObject* one[] = {values};
   PyObject* const* items = one;
   Py_ssize_t n = 1;
-  PyObject* held = nullptr;
+  PyObject* held = nullptr;  // a tuple of the values: a list may change under the attribute reads
   if (!PyObject_TypeCheck(values, reinterpret_cast<PyTypeObject*>(g_tensor))) {
-    if (PyDict_Check(values)) values = held = PyDict_Values(values);
+    if (PyDict_Check(values)) {
+      PyObject* listed = PyDict_Values(values);
+      values = held = listed ? PyList_AsTuple(listed) : nullptr;
+      Py_XDECREF(listed);
+    } else if (PyList_Check(values)) {
+      values = held = PyList_AsTuple(values);
+    } else if (!PyTuple_Check(values)) {
+      return true;
+    }
     if (values == nullptr) return false;
-    if (!PyTuple_Check(values) && !PyList_Check(values)) return true;
     items = PySequence_Fast_ITEMS(values);
-    n = PySequence_Fast_GET_SIZE(values);
+    n = PyTuple_GET_SIZE(values);
   }
   bool ok = true;
   for (Py_ssize_t i = 0; i < n && ok; ++i) {
@@ -195,12 +209,12 @@ PyObject* module_pre_hook(PyObject* self, PyObject* const* args, Py_ssize_t narg
   PyObject* entry = entry_of(args[0]);
   if (entry == nullptr) return done(self);
   PyObject* entered = range_enter(PyTuple_GET_ITEM(entry, 0), nullptr);
-  if (entered == nullptr) return done(self);
+  if (entered == nullptr) return done(self, entry);
   Py_DECREF(entered);
   if (PyTuple_GET_ITEM(entry, 1) != Py_None && g_grad_enabled != nullptr) {
     note_inputs(args[0], args[1]);
   }
-  return done(self);
+  return done(self, entry);
 }
 
 PyObject* module_post_hook(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -212,7 +226,7 @@ PyObject* module_post_hook(PyObject* self, PyObject* const* args, Py_ssize_t nar
   drop(range_exit(PyTuple_GET_ITEM(entry, 0), nullptr, 0));
   PyObject* backward = PyTuple_GET_ITEM(entry, 1);
   if (backward != Py_None && g_grad_enabled != nullptr) attach_backward(backward, args[0], args[2]);
-  return done(self);
+  return done(self, entry);
 }
 
 PyObject* module_hooks_bind(PyObject*, PyObject* const* args, Py_ssize_t nargs) {

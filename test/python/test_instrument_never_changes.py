@@ -238,3 +238,39 @@ def test_forward_that_raises_leaves_no_range_open(tmp_path):
     # none spans into the later call.
     assert outer[0]["ts"] + outer[0]["dur"] <= after["ts"]
     assert named(events, "Sequential.0.lin backward")
+
+
+class _RaisingTensor(torch.Tensor):
+    """A tensor whose grad_fn raises ``error``: what the hooks meet when Python code they run (a
+    tensor subclass's attribute, a GC callback, a signal handler) raises."""
+
+    error = ValueError
+
+    @property
+    def grad_fn(self):
+        raise type(self).error("from inside gpuprobe's hook")
+
+
+def test_hook_errors_are_reported_and_interrupts_go_on(tmp_path):
+    """An Exception inside a hook is reported as unraisable and the forward goes on with its
+    result; a KeyboardInterrupt (Ctrl-C landing inside the hook) reaches the program, as it
+    would from any Python code the forward ran."""
+    model = torch.nn.Linear(3, 2)
+    handle = gt.instrument(model)
+    x = torch.randn(2, 3, requires_grad=True).as_subclass(_RaisingTensor)
+    seen = []
+    old_hook = sys.unraisablehook
+    sys.unraisablehook = lambda u: seen.append(u.exc_type)
+    try:
+        with gpuprobe.Session(f"chrome={tmp_path / 't.json'}"):
+            _RaisingTensor.error = ValueError
+            expected = torch.nn.functional.linear(x, model.weight, model.bias)
+            assert torch.equal(model(x), expected)
+            assert ValueError in seen
+            _RaisingTensor.error = KeyboardInterrupt
+            with pytest.raises(KeyboardInterrupt):
+                model(x)
+    finally:
+        sys.unraisablehook = old_hook
+        _RaisingTensor.error = ValueError
+        handle.remove()

@@ -113,8 +113,9 @@ def instrument(model, *, backward=True, prefix=None):
                  _core.range(name + " backward", "torch") if backward else None)
         _instrumented[key] = entry
         # A module dropped without remove() leaves the table before its id can name another.
-        weakref.finalize(module, _instrumented.pop, key, None).atexit = False
-        owned.append((key, entry))
+        dropped = weakref.finalize(module, _instrumented.pop, key, None)
+        dropped.atexit = False
+        owned.append((key, entry, dropped))
         if in_c:
             pre, post = _core.module_pre_hook, _core.module_post_hook
         else:
@@ -217,7 +218,8 @@ class _Handles:
         for h in self._handles:
             h.remove()
         self._handles = []
-        for key, entry in self._owned:
+        for key, entry, dropped in self._owned:
+            dropped.detach()
             if _instrumented.get(key) is entry:  # else its module died and the id moved on
                 del _instrumented[key]
         self._owned = []
