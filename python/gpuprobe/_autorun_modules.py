@@ -47,11 +47,9 @@ def arm_modules(torch, depth):
     from torch.nn.modules.module import (register_module_forward_hook,
                                          register_module_forward_pre_hook)
 
-    compiler = getattr(torch, "compiler", None)
-    compiling = getattr(compiler, "is_dynamo_compiling", None) or getattr(
-        compiler, "is_compiling", None)
-    if compiling is None:
-        raise RuntimeError("this torch has no torch.compiler.is_compiling (torch >= 2.1)")
+    from gpuprobe.torch.modules import _compiling_check, _not_a_frame_to_compile
+
+    compiling = _compiling_check(torch)
     calls = _Calls()
     paths = weakref.WeakKeyDictionary()  # outermost module -> _paths_of it
     begin, end = _core._begin, _core._end
@@ -85,8 +83,6 @@ def arm_modules(torch, depth):
                 end(entry[1])
             if entry[0] is module:
                 break
-
-    from gpuprobe.torch.modules import _not_a_frame_to_compile
 
     _not_a_frame_to_compile(pre, post)
     # torch.compile(module) warns when global module hooks exist (they also run for the
