@@ -32,7 +32,8 @@ class Sink {
   /// Facts a trace reader learns after open(): the names of categories, given before the first
   /// event in such a category, and what a file states only at its end (gpuprobe's own traces
   /// state the clock and the config in their closing summary), given just before close(). A
-  /// recording session never calls it. The default ignores them.
+  /// recording session calls it only to give the devices of a GPU source that learnt them after
+  /// open() (CUPTI started at CUDA's initialization). The default ignores them.
   virtual void update_info(const TraceInfo& info) { (void)info; }
 
   /// Finishes the output with the final statistics and the final time base.

@@ -113,6 +113,15 @@ void Collector::stop() {
   drain(true);
   const Stats final_stats = stats();
   std::lock_guard<std::mutex> lock(drain_mu_);
+  if (options_.gpu != nullptr && options_.info.devices.empty() &&
+      !options_.gpu->devices().empty()) {
+    TraceInfo info = options_.info;
+    info.devices = options_.gpu->devices();
+    call_sinks([&](Sink& sink) {
+      sink.update_info(info);
+      return Status{};
+    });
+  }
   call_sinks([&](Sink& sink) { return sink.close(final_stats, time_); });
 }
 

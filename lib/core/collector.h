@@ -34,6 +34,9 @@ struct CollectorOptions {
   std::chrono::milliseconds period{20};
   GpuSource* gpu = nullptr;  // not owned; outlives the collector
   std::string gpu_status = "off";
+  // What the sinks were opened with. A GPU source that learns its devices later (CUPTI started
+  // at CUDA's initialization) has them given to the sinks before they close (update_info).
+  TraceInfo info;
 };
 
 class Collector {

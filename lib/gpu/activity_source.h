@@ -29,6 +29,8 @@ struct ActivityOptions {
   // Between bursts: how long the kernels launched before a burst's end get to finish (and be
   // timed) before the backend is let go of; what still runs then is lost, counted.
   std::int64_t burst_drain_ns = 20'000'000;
+  // Started from CUDA's injection entry point, inside cuInit: the driver is not queried.
+  bool inside_cuda_init = false;
 };
 
 struct ActivityStats {
@@ -62,5 +64,9 @@ class ActivitySource {
 // after "CUPTI unavailable: ").
 std::unique_ptr<ActivitySource> start_activity_source(const ActivityOptions& options,
                                                       std::string* why);
+
+// Whether this process has initialized CUDA already (the driver is loaded and cuInit ran),
+// found out without initializing it.
+bool cuda_initialized_in_process();
 
 }  // namespace gpuprobe::gpu

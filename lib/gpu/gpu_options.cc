@@ -83,6 +83,17 @@ Status apply_cupti_mb(std::string_view v, Options& c) {
   return {};
 }
 
+Status apply_cupti_start(std::string_view v, Options& c) {
+  if (v == "session") {
+    c.start_at_cuda_init = false;
+  } else if (v == "cuda") {
+    c.start_at_cuda_init = true;
+  } else {
+    return bad_value("cupti_start", v, "session or cuda");
+  }
+  return {};
+}
+
 Status apply_attribution_ms(std::string_view v, Options& c) {
   if (!parse_int<std::uint32_t>(v, 0, 600000, &c.attribution_ms)) {
     return bad_value("attribution_ms", v, "a number of milliseconds from 0 to 600000");
@@ -107,6 +118,9 @@ Status apply_gpu_burst(std::string_view v, Options& c) {
 
 // Bursts sample the cupti= activity: there must be some.
 Status check(Options& c, const base::GivenKeys&) {
+  if (c.start_at_cuda_init && c.burst_every_ns != 0) {
+    return Status::Error("config key 'gpu_burst' needs cupti_start=session");
+  }
   if (c.burst_every_ns != 0 && c.kinds == 0) {
     return Status::Error(
         "config key 'gpu_burst' needs GPU activity to sample: add cupti=KINDS (e.g. cupti=all)");
@@ -132,6 +146,13 @@ constexpr base::OptionSpec<Options> kOptions[] = {
      "how the kept runtime and driver calls are recorded: from CUPTI callbacks into the calling "
      "thread's ring, or as CUPTI's API activity records; all_api always uses the latter",
      apply_cupti_api},
+    {"cupti_start", "session|cuda",
+     [](const Options& c) { return std::string(c.start_at_cuda_init ? "cuda" : "session"); },
+     "when CUPTI starts: with the session (which initializes CUDA), or when the program "
+     "initializes CUDA, through the driver's injection (CUDA_INJECTION64_PATH naming "
+     "libgpuprobe_nvtx.so, as gpuprobe run sets): a process that never uses CUDA never loads "
+     "CUPTI, and the children it forks may still use CUDA",
+     apply_cupti_start},
     {"cupti_buffers", "N", number<&Options::buffers>,
      "CUPTI activity buffers allocated when the session starts; more are allocated as CUPTI asks "
      "(it keeps one per thread that calls CUDA), up to cupti_mb",

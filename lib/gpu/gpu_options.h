@@ -11,7 +11,7 @@
 
 namespace gpuprobe::gpu {
 
-// What `cupti=`, `cupti_api=`, `cupti_buffers=`, `cupti_buffer_kb=`, `cupti_mb=`,
+// What `cupti=`, `cupti_api=`, `cupti_start=`, `cupti_buffers=`, `cupti_buffer_kb=`, `cupti_mb=`,
 // `attribution_ms=` and `gpu_burst=` choose; every default is written here once.
 struct GpuOptions {
   std::uint32_t kinds = 0;    // core::gpu_kind_bit()s; 0: no GPU activity
@@ -24,6 +24,9 @@ struct GpuOptions {
   // gpu_burst=ON/EVERY: GPU activity for ON in every EVERY; 0: all the time.
   std::int64_t burst_on_ns = 0;
   std::int64_t burst_every_ns = 0;
+  // cupti_start=cuda: CUPTI starts when the program initializes CUDA (the driver calls
+  // InitializeInjection, session/cuda_injection.cc), not when the session starts.
+  bool start_at_cuda_init = false;
 };
 
 // cupti= ... gpu_burst=, with their check (bursts need cupti=).

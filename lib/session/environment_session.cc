@@ -64,6 +64,17 @@ class EnvironmentSession {
   EnvironmentSession() {
     const char* config = std::getenv("GPUPROBE");
     if (config == nullptr || *config == '\0') return;
+    // Another copy of gpuprobe in this process (Python's gpuprobe._core, a program linked with
+    // gpuprobe) started it already: this one, loaded later as the CUDA or NVTX tool, stands
+    // down rather than write the same files a second time.
+    const std::string pid = std::to_string(getpid());
+    if (const char* running = std::getenv("GPUPROBE_SESSION_PID");
+        running != nullptr && pid == running)
+      return;
+    // Set first: starting the session binds gpuprobe's own NVTX export, which may load the
+    // library NVTX_INJECTION64_PATH names, another copy of gpuprobe, whose own initializer
+    // must find it.
+    setenv("GPUPROBE_SESSION_PID", pid.c_str(), 1);
     session::set_starting_from_environment(true);
     session_ = std::make_unique<Session>(config_for_this_process(config));
     session::set_starting_from_environment(false);

@@ -21,10 +21,13 @@
 #include "core/steps.h"
 #include "core/thread_registry.h"
 #include "flight/flight_recorder.h"
+#include "gpu/activity_source.h"
+#include "gpu/deferred_gpu_source.h"
 #include "gpu/kernel_notes.h"
 #include "gpu/start_gpu_source.h"
 #include "gpuprobe/detail/gate.hpp"
 #include "session/builtin_sinks.h"
+#include "session/cuda_injection.h"
 #include "session/dump_control.h"
 #include "session/fork.h"
 #include "session/sched_sampler.h"
@@ -129,6 +132,7 @@ class SessionCore {
         core::update_enabled_categories(*saved_categories_, ~*saved_categories_);
       }
       core::ThreadRegistry::get().end_session();
+      session::set_cuda_init_target(nullptr);
       if (gpu_) gpu_->disable();
       // Requests from now on are told there is no recorder; the collector's stop() closes it,
       // which writes the dumps still waiting for their time after.
@@ -208,8 +212,9 @@ class SessionCore {
 
     gpu::StartedGpuSource gpu = gpu::start_gpu_source(config.gpu, calibration);
     // Not an error of the session: it goes on recording CPU events, and says so once.
-    if (config.gpu.kinds != 0 && !gpu.cupti) core::print_notice(gpu.status);
+    if (config.gpu.kinds != 0 && !gpu.cupti && !gpu.deferred) core::print_notice(gpu.status);
     gpu_ = std::move(gpu.source);
+    if (gpu.deferred) deferred_gpu_ = static_cast<gpu::DeferredGpuSource*>(gpu_.get());
 
     TraceInfo info;
     info.pid = static_cast<std::int64_t>(getpid());
@@ -286,7 +291,7 @@ class SessionCore {
         std::move(open), calibration,
         core::CollectorOptions{g_last_epoch, config.recording.ring_capacity,
                                std::chrono::milliseconds(config.recording.flush_ms), gpu_.get(),
-                               gpu.status},
+                               gpu.status, info},
         &errors_);
     gpu::KernelNoteQueue::get().begin_session(gpu.cupti);
     if (flight) {
@@ -296,6 +301,14 @@ class SessionCore {
       });
     }
     session::set_active_flight(std::move(flight));
+    if (deferred_gpu_ != nullptr) {
+      session::set_cuda_init_target(deferred_gpu_);
+      // CUDA started before the session: no initialization is coming to start CUPTI.
+      std::string why;
+      if (gpu::cuda_initialized_in_process() && !deferred_gpu_->activate(&why, false) &&
+          !why.empty())
+        core::print_notice("CUPTI unavailable: " + why);
+    }
     collector_->start();
     running_.store(true, std::memory_order_release);
     // Step 0 starts now, when recording does: not at the calibration sample, which came before
@@ -352,7 +365,8 @@ class SessionCore {
   std::atomic<bool> stop_requested_{false};
   std::optional<std::uint32_t> saved_categories_;  // switches before `categories=` applied
   mutable std::mutex stop_mu_;
-  std::unique_ptr<core::GpuSource> gpu_;  // declared before the collector, which uses it
+  std::unique_ptr<core::GpuSource> gpu_;            // declared before the collector, which uses it
+  gpu::DeferredGpuSource* deferred_gpu_ = nullptr;  // gpu_, when CUDA's initialization starts it
   std::unique_ptr<core::Collector> collector_;
   std::unique_ptr<session::SchedSampler> sched_;  // with sched=
   Stats final_stats_;
@@ -369,6 +383,7 @@ void set_starting_from_environment(bool starting) noexcept {
 void forget_session_in_child() noexcept {
   detail::g_session_active.store(false, std::memory_order_relaxed);
   forget_flight_in_child();
+  forget_cuda_init_target_in_child();
 }
 }  // namespace session
 

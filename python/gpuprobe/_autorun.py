@@ -13,6 +13,8 @@ raises into the program or changes what it computes.
     GPUPROBE_RUN_MODULES=0   no module ranges
     GPUPROBE_RUN_NVTX=0      NVTX ranges (torch.cuda.nvtx, the nvtx package, CUDA libraries) are not
                              recorded: gpuprobe is not named the process's NVTX tool
+    GPUPROBE_RUN_CUPTI=0     no CUPTI (kernels, copies, CUDA calls) in processes that use CUDA
+                             (read by the runner: no cupti= key, no CUDA_INJECTION64_PATH)
     GPUPROBE_RUN_DEPTH=N     module ranges for the N outermost levels of module calls [2]
 """
 import importlib.util
@@ -33,6 +35,7 @@ SWITCHES = {
     "data": "GPUPROBE_RUN_DATA",
     "modules": "GPUPROBE_RUN_MODULES",
     "nvtx": "GPUPROBE_RUN_NVTX",
+    "cupti": "GPUPROBE_RUN_CUPTI",
 }
 DEPTH_VARIABLE = "GPUPROBE_RUN_DEPTH"
 DEFAULT_DEPTH = 2
@@ -45,9 +48,10 @@ def _say(message):
         pass
 
 
-def enabled(part):
-    """Whether a part (a key of SWITCHES) is on: unless its variable is 0, off, no or false."""
-    value = os.environ.get(SWITCHES[part], "1").strip().lower()
+def enabled(part, environ=None):
+    """Whether a part (a key of SWITCHES) is on: unless its variable (in ``environ``, else this
+    process's environment) is 0, off, no or false."""
+    value = (os.environ if environ is None else environ).get(SWITCHES[part], "1").strip().lower()
     return value not in ("0", "off", "no", "false")
 
 
@@ -159,6 +163,9 @@ def _arm_nvtx():
     ranges the program and its libraries already carry become ranges of this session. Another
     tool named there already (Nsight Systems) keeps NVTX, and that is said once."""
     given = os.environ.get("NVTX_INJECTION64_PATH")
+    # The runner's libgpuprobe_nvtx.so, for native programs: this process's session is _core's.
+    if given and given == os.environ.get("GPUPROBE_RUN_INJECTION"):
+        given = None
     if given:
         if os.path.realpath(given) != os.path.realpath(_core.__file__):
             _say(f"NVTX ranges not recorded: NVTX_INJECTION64_PATH names another tool ({given})")

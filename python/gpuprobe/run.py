@@ -5,7 +5,16 @@ The child's environment (child_environment, the one description the C++ `gpuprob
 by running this module):
   GPUPROBE    chrome=PATH (default gpuprobe-%p.json: %p is each process's pid, so children —
               DataLoader workers, multiprocessing, torchrun's ranks — write files of their own),
-              then CONFIG's keys
+              cupti=all,cupti_start=cuda (CUPTI starts in a process when it initializes CUDA;
+              CONFIG's own cupti= or cupti_start= wins), then CONFIG's keys
+  CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH
+              libgpuprobe_nvtx.so (installed beside the package), unless another tool (Nsight)
+              is named there already: the CUDA driver loads it when a process initializes CUDA,
+              NVTX at a process's first NVTX call, so that programs built without gpuprobe —
+              native ones too — record their kernels, copies, CUDA calls and NVTX ranges, and
+              processes that use neither load nothing. In a Python process the session is
+              gpuprobe._core's, which the library hands both to.
+  GPUPROBE_RUN_INJECTION  that library's path, so the sitecustomize knows it for the runner's
   PYTHONPATH  gpuprobe's _run_site directory first, whose sitecustomize runs the one the program
               would have had, starts the session before the program's code and, when the program
               imports torch, turns on steps, GC pauses, compile telemetry, DataLoader waits and
@@ -31,22 +40,59 @@ SITE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_run_site")
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def config_string(output=None, config=None):
-    """GPUPROBE's value: the chrome output, then the user's config."""
+INJECTION_LIBRARY = "libgpuprobe_nvtx.so"
+
+
+def injection_library(environ):
+    """The library the CUDA driver and NVTX load into programs (GPUPROBE_INJECTION_LIB, else
+    the one `pip install` puts beside the package), or None."""
+    given = environ.get("GPUPROBE_INJECTION_LIB")
+    if given:
+        return os.path.abspath(given) if os.path.isfile(given) else None
+    beside = os.path.join(PACKAGE_PARENT, "lib", INJECTION_LIBRARY)
+    return beside if os.path.isfile(beside) else None
+
+
+def _keys(config):
+    return {item.split("=", 1)[0].strip() for item in (config or "").split(",") if item.strip()}
+
+
+def config_string(output=None, config=None, cupti=True):
+    """GPUPROBE's value: the chrome output, CUPTI from CUDA's initialization (unless ``cupti``
+    is False or the user's config says), then the user's config."""
     parts = [f"chrome={output or DEFAULT_OUTPUT}"]
+    given = _keys(config)
+    if cupti and "cupti" not in given:
+        parts.append("cupti=all")
+    if cupti and "cupti_start" not in given:
+        parts.append("cupti_start=cuda")
     if config:
         parts.append(config)
     return ",".join(parts)
 
 
-def child_environment(environ, gpuprobe_config):
-    """The child's environment: ``environ`` with GPUPROBE and PYTHONPATH set (see the module)."""
+def child_environment(environ, gpuprobe_config, library=None, cuda=True, nvtx=True):
+    """The child's environment: ``environ`` with GPUPROBE, PYTHONPATH and, given the injection
+    ``library``, the CUDA (``cuda``) and NVTX (``nvtx``) injection paths set (see the module)."""
     env = dict(environ)
     env["GPUPROBE"] = gpuprobe_config
     path = [SITE_DIR] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(path)
     env["GPUPROBE_RUN_PACKAGE"] = PACKAGE_PARENT
+    if library:
+        env["GPUPROBE_RUN_INJECTION"] = library
+        wanted = {"CUDA_INJECTION64_PATH": cuda, "NVTX_INJECTION64_PATH": nvtx}
+        for variable in (v for v, on in wanted.items() if on):
+            if env.get(variable) and env[variable] != library:
+                _say_once(f"{variable} names another tool ({env[variable]}): it keeps "
+                          + ("CUDA" if variable.startswith("CUDA") else "NVTX"))
+            else:
+                env[variable] = library
     return env
+
+
+def _say_once(message):
+    sys.stderr.write(f"gpuprobe: {message}\n")
 
 
 def check_config(gpuprobe_config):
@@ -166,12 +212,18 @@ def _status(returncode):
 
 def run(options, command, environ=None):
     """Runs the program; returns the exit status to pass on."""
-    config = config_string(options.output, options.config)
+    from gpuprobe._autorun import enabled
+
+    environ = os.environ if environ is None else environ
+    cupti = enabled("cupti", environ)
+    config = config_string(options.output, options.config, cupti)
     error = check_config(config)
     if error:
         sys.stderr.write(f"gpuprobe: {error}\n")
         return 2
-    env = child_environment(os.environ if environ is None else environ, config)
+    nvtx = enabled("nvtx", environ)
+    library = injection_library(environ) if cupti or nvtx else None
+    env = child_environment(environ, config, library, cuda=cupti, nvtx=nvtx)
     start = time.time()
     try:
         # The program inherits every descriptor it would have had (MPI's PMI_FD, make's

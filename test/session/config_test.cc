@@ -67,6 +67,21 @@ TEST_CASE("cupti_api= chooses callbacks (the default) or CUPTI's API activity re
   REQUIRE(bad.message().find("callbacks or activity") != std::string::npos);
 }
 
+TEST_CASE("cupti_start= is session (the default) or cuda, which sampling bursts cannot use") {
+  Config c;
+  REQUIRE_FALSE(c.gpu.start_at_cuda_init);
+  REQUIRE(parse_config("cupti=all,cupti_start=cuda", &c).ok());
+  REQUIRE(c.gpu.start_at_cuda_init);
+  REQUIRE(parse_config("cupti_start=session", &c).ok());
+  REQUIRE_FALSE(c.gpu.start_at_cuda_init);
+  const Status bad = parse_config("cupti_start=later", &c);
+  REQUIRE_FALSE(bad.ok());
+  REQUIRE(bad.message().find("session or cuda") != std::string::npos);
+  const Status bursts = parse_config("cupti=kernel,cupti_start=cuda,gpu_burst=1s/60s", &c);
+  REQUIRE_FALSE(bursts.ok());
+  REQUIRE(bursts.message().find("cupti_start=session") != std::string::npos);
+}
+
 TEST_CASE("cupti= takes kinds, all, and all_api (every runtime and driver call)") {
   Config c;
   REQUIRE(parse_config("cupti=all", &c).ok());

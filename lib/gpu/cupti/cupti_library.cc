@@ -161,25 +161,33 @@ Status load_devices(std::vector<DeviceInfo>* devices) {
 
 }  // namespace
 
-Status CuptiLibrary::open(const std::string& cupti_path, CuptiLibrary* out) {
+Status CuptiLibrary::open(const std::string& cupti_path, CuptiLibrary* out, bool inside_cuda_init) {
   void* handle = nullptr;
   if (Status s = load_cupti(cupti_path, &handle, &out->path_); !s.ok()) return s;
   if (Status s = resolve_cupti(handle, out->path_, &out->api_); !s.ok()) {
     dlclose(handle);
     return s;
   }
-  return load_devices(&out->devices_);
+  if (inside_cuda_init) return {};  // cuInit is running: its device check is the one
+  Status status;
+  std::call_once(out->devices_once_, [&] { status = load_devices(&out->devices_); });
+  return status;
 }
 
-Status CuptiLibrary::get(const CuptiLibrary** out) {
+const std::vector<DeviceInfo>& CuptiLibrary::devices() const {
+  std::call_once(devices_once_, [this] { static_cast<void>(load_devices(&devices_)); });
+  return devices_;
+}
+
+Status CuptiLibrary::get(const CuptiLibrary** out, bool inside_cuda_init) {
   // Opened once and never closed: CUPTI cannot be unloaded from a process that used it.
   static CuptiLibrary* library = nullptr;
   static Status status;
   static std::once_flag once;
-  std::call_once(once, [] {
+  std::call_once(once, [inside_cuda_init] {
     auto* lib = new CuptiLibrary;
     const char* env = std::getenv("GPUPROBE_CUPTI_LIB");
-    status = open(env != nullptr ? env : "", lib);
+    status = open(env != nullptr ? env : "", lib, inside_cuda_init);
     if (status.ok()) {
       library = lib;
     } else {

@@ -4,6 +4,7 @@
 
 #include <cupti.h>
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -38,26 +39,34 @@ class CuptiLibrary {
  public:
   CuptiLibrary() = default;
   // For tests: a library made of the given functions, with no device.
-  explicit CuptiLibrary(const CuptiApi& api) : api_(api) {}
+  explicit CuptiLibrary(const CuptiApi& api) : api_(api) {
+    std::call_once(devices_once_, [] {});
+  }
 
   // Opens the libraries once per process and checks that a CUDA device is there. On failure the
   // status says why, for a "CUPTI unavailable: <why>" line; later calls return the same.
-  static Status get(const CuptiLibrary** out);
+  // `inside_cuda_init`: called from the driver's own initialization (CUDA's injection entry
+  // point), where the driver is not asked anything: the devices are queried at the first
+  // devices() call instead, and the device check is CUDA's own.
+  static Status get(const CuptiLibrary** out, bool inside_cuda_init = false);
 
   // For tests: the same steps with an explicit library path (empty: the usual search).
-  static Status open(const std::string& cupti_path, CuptiLibrary* out);
+  static Status open(const std::string& cupti_path, CuptiLibrary* out,
+                     bool inside_cuda_init = false);
 
   const CuptiApi& api() const { return api_; }
   const std::string& path() const { return path_; }
   // Names a CUPTI result code ("CUPTI_ERROR_NOT_INITIALIZED").
   std::string describe(CUptiResult result) const;
-  // The devices the driver reports, for deviceProperties.
-  const std::vector<DeviceInfo>& devices() const { return devices_; }
+  // The devices the driver reports, for deviceProperties (queried here the first time where
+  // open() ran inside CUDA's initialization).
+  const std::vector<DeviceInfo>& devices() const;
 
  private:
   CuptiApi api_{};
   std::string path_;
-  std::vector<DeviceInfo> devices_;
+  mutable std::once_flag devices_once_;
+  mutable std::vector<DeviceInfo> devices_;
 };
 
 }  // namespace gpuprobe::cupti

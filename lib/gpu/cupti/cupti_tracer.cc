@@ -1,5 +1,8 @@
 #include "gpu/cupti/cupti_tracer.h"
 
+#include <cuda.h>
+#include <dlfcn.h>
+
 #include <atomic>
 
 #include "base/notice.h"
@@ -321,10 +324,22 @@ gpu::ActivityStats CuptiTracer::stats() const {
 
 namespace gpuprobe::gpu {
 
+bool cuda_initialized_in_process() {
+  void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (handle == nullptr) return false;
+  using GetCurrent = CUresult (*)(CUcontext*);
+  auto get_current = reinterpret_cast<GetCurrent>(dlsym(handle, "cuCtxGetCurrent"));
+  CUcontext context = nullptr;
+  const bool initialized =
+      get_current != nullptr && get_current(&context) != CUDA_ERROR_NOT_INITIALIZED;
+  dlclose(handle);
+  return initialized;
+}
+
 std::unique_ptr<ActivitySource> start_activity_source(const ActivityOptions& options,
                                                       std::string* why) {
   const cupti::CuptiLibrary* library = nullptr;
-  if (Status s = cupti::CuptiLibrary::get(&library); !s.ok()) {
+  if (Status s = cupti::CuptiLibrary::get(&library, options.inside_cuda_init); !s.ok()) {
     *why = s.message();
     return nullptr;
   }

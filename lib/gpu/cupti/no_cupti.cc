@@ -8,4 +8,6 @@ std::unique_ptr<ActivitySource> start_activity_source(const ActivityOptions&, st
   return nullptr;
 }
 
+bool cuda_initialized_in_process() { return false; }
+
 }  // namespace gpuprobe::gpu

@@ -8,6 +8,13 @@ def _import_autorun():
     import os
     import sys
 
+    # The runner's libgpuprobe_nvtx.so is for native programs: here the session is _core's, whose
+    # own NVTX export would load that other copy at the session's start. _autorun names _core as
+    # the NVTX tool instead; without gpuprobe, the path is put back for the program's children.
+    runner_library = os.environ.get("GPUPROBE_RUN_INJECTION")
+    nvtx = os.environ.get("NVTX_INJECTION64_PATH")
+    if runner_library and nvtx == runner_library:
+        del os.environ["NVTX_INJECTION64_PATH"]
     try:
         try:
             from gpuprobe import _autorun
@@ -21,6 +28,8 @@ def _import_autorun():
             from gpuprobe import _autorun
         return _autorun
     except BaseException as e:  # noqa: BLE001 - the host program must start whatever happens
+        if runner_library and nvtx == runner_library:
+            os.environ["NVTX_INJECTION64_PATH"] = nvtx
         sys.stderr.write(f"gpuprobe run: gpuprobe could not be imported ({e!r}); not tracing\n")
         return None
 

@@ -1,0 +1,33 @@
+// gpuprobe as a CUDA injection library. The CUDA driver loads the library that
+// CUDA_INJECTION64_PATH names when the program initializes CUDA (cuInit) and calls its
+// InitializeInjection(); `gpuprobe run` names libgpuprobe_nvtx.so there, so that CUPTI starts in
+// exactly the processes that use CUDA (`cupti_start=cuda`, gpu/deferred_gpu_source.h), before
+// their first CUDA call, including programs built without gpuprobe.
+//
+// A process may hold two copies of gpuprobe: Python's gpuprobe._core, whose session records,
+// and libgpuprobe_nvtx.so, which the driver loads beside it. The copy without a session hands
+// the call to the other one (gpuprobe_on_cuda_init, which both export).
+#pragma once
+
+namespace gpuprobe::gpu {
+class DeferredGpuSource;
+}
+
+namespace gpuprobe::session {
+
+// The running session's source to start at CUDA's initialization (nullptr: none). Clearing it
+// waits for an activation under way.
+void set_cuda_init_target(gpu::DeferredGpuSource* source) noexcept;
+
+// fork()'s child: no session records there; the parent's target is forgotten.
+void forget_cuda_init_target_in_child() noexcept;
+
+}  // namespace gpuprobe::session
+
+extern "C" {
+// The CUDA driver's entry point (inside cuInit). Always 1: gpuprobe never fails CUDA's start.
+__attribute__((visibility("default"))) int InitializeInjection(void);
+// This copy's part: starts its session's CUPTI. 1 when this copy has a session waiting for
+// CUDA, else 0.
+__attribute__((visibility("default"))) int gpuprobe_on_cuda_init(void);
+}
