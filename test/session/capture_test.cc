@@ -2,6 +2,7 @@
 // capture PID` against it, POST /capture's hook, and the ways a request is refused. Nothing here
 // asserts a duration: windows are short, and each check waits for what it needs.
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -365,4 +366,47 @@ TEST_CASE(
         2);
   REQUIRE(session.stop().ok());
 }
+#ifdef GPUPROBE_SIGNAL_TARGET
+TEST_CASE("a program traced through GPUPROBE is captured twice by another process") {
+  Sandbox box;
+  // The target: records "loop" ranges for up to 30 s, its session started by GPUPROBE.
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, ready[1], 1);
+  posix_spawn_file_actions_addclose(&actions, ready[0]);
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string(*e).rfind("GPUPROBE=", 0) != 0) env_text.emplace_back(*e);
+  }
+  env_text.push_back("GPUPROBE=flush_ms=5,chrome=" + (box.root / "whole.json").string());
+  std::vector<char*> env;
+  for (std::string& e : env_text) env.push_back(e.data());
+  env.push_back(nullptr);
+  std::string program = GPUPROBE_SIGNAL_TARGET, mode = "wait";
+  char* argv[] = {program.data(), mode.data(), nullptr};
+  pid_t target = 0;
+  REQUIRE(posix_spawn(&target, program.c_str(), &actions, nullptr, argv, env.data()) == 0);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(ready[1]);
+  char c = 0;
+  REQUIRE(::read(ready[0], &c, 1) == 1);  // "ready": its session runs
+  ::close(ready[0]);
+  for (int round = 0; round < 2; ++round) {
+    const fs::path out = box.root / ("capture" + std::to_string(round) + ".json");
+    std::string text, err;
+    CHECK(run_cli({"capture", std::to_string(target), "--seconds", "0.2", "-o", out.string()},
+                  box.root, &text, &err) == 0);
+    CHECK(text == out.string() + "\n");
+    REQUIRE(fs::exists(out));
+    CHECK(names_in(out).count("loop") > 0);
+  }
+  ::kill(target, SIGTERM);
+  int status = 0;
+  REQUIRE(waitpid(target, &status, 0) == target);
+  CHECK(fs::exists(box.root / "whole.json"));  // the session's own output, as ever
+  CHECK(!fs::exists(box.control / (std::to_string(target) + ".sock")));
+}
+#endif
 #endif
