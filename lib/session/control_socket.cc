@@ -1,7 +1,9 @@
 #include "session/control_socket.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -76,6 +78,48 @@ bool read_line(int fd, std::string* pending, std::chrono::steady_clock::time_poi
   }
 }
 
+// Removes the sockets of processes that ended without removing theirs (killed, _exit()): a
+// PID.sock of this user's whose pid does not exist here and on which nobody listens (a process
+// of another PID namespace sharing the directory still answers, and keeps its socket). At most
+// kMaxScanned entries are looked at, so that a huge directory costs a session start little.
+void remove_stale_sockets(int dir_fd) {
+  constexpr int kMaxScanned = 256;
+  const int fd = ::dup(dir_fd);
+  DIR* d = fd < 0 ? nullptr : ::fdopendir(fd);
+  if (d == nullptr) {
+    if (fd >= 0) ::close(fd);
+    return;
+  }
+  int scanned = 0;
+  while (const dirent* e = ::readdir(d)) {
+    if (++scanned > kMaxScanned) break;
+    const std::string name = e->d_name;
+    const std::size_t dot = name.find(".sock");
+    if (dot == 0 || dot == std::string::npos || dot + 5 != name.size() ||
+        name.find_first_not_of("0123456789") != dot) {
+      continue;
+    }
+    const long pid = std::strtol(name.c_str(), nullptr, 10);
+    if (pid <= 0 || pid > 0x7fffffff || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) {
+      continue;
+    }
+    struct stat st {};
+    sockaddr_un address{};
+    if (fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(st.st_mode) ||
+        st.st_uid != geteuid() || !address_in(dir_fd, name, &address)) {
+      continue;
+    }
+    const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (probe < 0) break;
+    const bool refused =
+        ::connect(probe, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 &&
+        errno == ECONNREFUSED;
+    ::close(probe);
+    if (refused) unlinkat(dir_fd, name.c_str(), 0);
+  }
+  ::closedir(d);
+}
+
 }  // namespace
 
 std::vector<std::string> control_directories(uid_t uid) {
@@ -106,6 +150,7 @@ Status ControlSocket::listen() {
       refused += (refused.empty() ? "" : "; ") + s.message();
       continue;
     }
+    remove_stale_sockets(dir_fd);
     name_ = socket_name(getpid());
     sockaddr_un address{};
     if (!address_in(dir_fd, name_, &address)) {

@@ -49,7 +49,8 @@ class ControlSocket {
   ControlSocket& operator=(const ControlSocket&) = delete;
 
   // Makes the first control directory that can be made safely and listens on PID.sock in it
-  // (a stale socket of that name, left by a dead process of this pid, is replaced). Non-blocking.
+  // (a stale socket of that name, left by a dead process of this pid, is replaced; so are the
+  // sockets of other dead processes, on which nobody listens). Non-blocking.
   [[nodiscard]] Status listen();
   // The listening descriptor; -1 when not listening.
   int fd() const noexcept { return fd_; }

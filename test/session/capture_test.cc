@@ -146,8 +146,29 @@ TEST_CASE("a private directory is made 0700, and refused as a link, another's or
   CHECK(s.message().find("symbolic link") != std::string::npos);
 }
 
+namespace {
+
+// A UNIX socket bound at `path`; listening or not.
+int bound_socket(const fs::path& path, bool listening) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof address.sun_path, "%s", path.c_str());
+  REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  if (listening) REQUIRE(::listen(fd, 1) == 0);
+  return fd;
+}
+
+}  // namespace
+
 TEST_CASE("a session listens on PID.sock in its control directory and removes it at stop") {
   Sandbox box;
+  // Left by processes that are gone (pids above any pid_max): the one nobody listens on is
+  // removed when a session starts; one that answers (a process of another PID namespace) stays.
+  fs::create_directory(box.control);
+  ::chmod(box.control.c_str(), 0700);
+  ::close(bound_socket(box.control / "4194305.sock", false));
+  const int live = bound_socket(box.control / "4194306.sock", true);
   {
     Session session("flush_ms=5");
     REQUIRE(session.ok());
@@ -156,9 +177,12 @@ TEST_CASE("a session listens on PID.sock in its control directory and removes it
     CHECK(S_ISSOCK(st.st_mode));
     REQUIRE(::stat(box.control.c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0700);
+    CHECK(!fs::exists(fs::symlink_status(box.control / "4194305.sock")));
+    CHECK(fs::exists(fs::symlink_status(box.control / "4194306.sock")));
     REQUIRE(session.stop().ok());
     CHECK(!fs::exists(fs::symlink_status(box.socket())));
   }
+  ::close(live);
   Session off("flush_ms=5,control=off");
   REQUIRE(off.ok());
   CHECK(!fs::exists(fs::symlink_status(box.socket())));
