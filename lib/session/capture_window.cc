@@ -161,7 +161,12 @@ Status WindowControl::begin(const WindowRequest& request,
   info.config +=
       (info.config.empty() ? "" : " ") + std::string("(window: ") + request.outputs + ")";
   if (Status s = open_outputs(request.outputs, info, &outputs, &paths); !s.ok()) return s;
-  tap_->arm(std::move(outputs), hooks_.now());
+  const std::uint64_t from = hooks_.now();
+  tap_->arm(std::move(outputs), from);
+  if (hooks_.gpu_until) {
+    const double ticks = request.seconds * 1e9 / (hooks_.ns_per_tick > 0 ? hooks_.ns_per_tick : 1);
+    hooks_.gpu_until(from + static_cast<std::uint64_t>(ticks) + 1);
+  }
   busy_ = true;
   if (started) started(paths);
   // The window's thread blocks every signal, as the collector does: the program's handlers run

@@ -6,7 +6,10 @@
 // window is armed, then every event that overlaps the window (it ends at or after the start and
 // begins before the end) to the window's outputs. A WindowControl runs one window at a time on a
 // thread of its own ("gpuprobe-window"): it sleeps out the window, then has the collector drain
-// the rings, so everything that ended in time is in, and closes the outputs. A second request
+// the rings, so everything that ended in time is in, and closes the outputs. Where the session
+// samples GPU activity in bursts (gpu_burst=), the window asks for it to be recorded throughout
+// (from the collector's next drain on); CUPTI is not started for a window where the session has
+// none. A second request
 // meanwhile is told "busy"; a flight dump may overlap a window (they share nothing). A session
 // that stops cuts its window short: what was recorded is written, and the requester told so.
 #pragma once
@@ -80,6 +83,10 @@ struct WindowHooks {
   std::function<std::uint64_t()> now;  // the session's clock, in ticks
   std::function<void()> drain;         // one drain of the rings into the sinks
   std::function<Stats()> stats;        // the session's statistics now
+  // GPU activity sampled in bursts (gpu_burst=): recorded until this tick at least, so that the
+  // window has the GPU work of its whole time. None: GPU recording is left as it is.
+  std::function<void(std::uint64_t until_tick)> gpu_until;
+  double ns_per_tick = 1;  // of the session's clock, for the window's end in ticks
 };
 
 // The one window at a time of a session (see above).

@@ -314,7 +314,9 @@ class SessionCore {
     session::set_active_flight(std::move(flight));
     collector_->start();
     running_.store(true, std::memory_order_release);
-    if (tap) start_windows(std::move(tap), clock, config.control.socket);
+    if (tap)
+      start_windows(std::move(tap), clock, calibration.time_base().ns_per_tick(),
+                    config.control.socket);
     // Step 0 starts now, when recording does: not at the calibration sample, which came before
     // CUPTI started and the outputs opened.
     core::reset_steps(core::read_ticks(clock));
@@ -359,12 +361,15 @@ class SessionCore {
  private:
   // The session's WindowControl and, with control=on, its control socket.
   void start_windows(std::shared_ptr<session::WindowTap> tap, core::ClockSource clock,
-                     bool socket) {
+                     double ns_per_tick, bool socket) {
     core::Collector* collector = collector_.get();
-    windows_ = std::make_shared<session::WindowControl>(
-        std::move(tap), session::WindowHooks{[clock] { return core::read_ticks(clock); },
-                                             [collector] { collector->drain(); },
-                                             [collector] { return collector->stats(); }});
+    session::WindowHooks hooks{[clock] { return core::read_ticks(clock); },
+                               [collector] { collector->drain(); },
+                               [collector] { return collector->stats(); }, nullptr, ns_per_tick};
+    if (core::GpuSource* gpu = gpu_.get()) {
+      hooks.gpu_until = [gpu](std::uint64_t tick) { gpu->record_until(tick); };
+    }
+    windows_ = std::make_shared<session::WindowControl>(std::move(tap), std::move(hooks));
     session::set_active_windows(windows_);
     if (!socket) return;
     control_ = std::make_unique<session::ControlServer>();

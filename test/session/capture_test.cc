@@ -23,6 +23,7 @@
 
 #include "base/private_dir.h"
 #include "gpuprobe/gpuprobe.hpp"
+#include "session/builtin_sinks.h"
 #include "session/capture_window.h"
 #include "session/control_socket.h"
 #include "support/catch.hpp"
@@ -116,6 +117,62 @@ std::string exchange(const fs::path& path, const std::string& line) {
 }
 
 }  // namespace
+
+namespace {
+constexpr gpuprobe::CallSite kEarly{"early", "", "", 0, 0, gpuprobe::Category::kApp};
+constexpr gpuprobe::CallSite kAcross{"across", "", "", 0, 0, gpuprobe::Category::kApp};
+constexpr gpuprobe::CallSite kInside{"inside", "", "", 0, 0, gpuprobe::Category::kApp};
+constexpr gpuprobe::CallSite kLate{"late", "", "", 0, 0, gpuprobe::Category::kApp};
+}  // namespace
+
+TEST_CASE("a window passes on the events that overlap it, and keeps bursty GPU recording on") {
+  Sandbox box;
+  gpuprobe::session::register_builtin_sinks();  // what a session's start does: chrome= exists
+  using gpuprobe::Event;
+  using gpuprobe::EventType;
+  auto tap = std::make_shared<gpuprobe::session::WindowTap>();
+  REQUIRE(tap->open(gpuprobe::TraceInfo{}).ok());
+  std::atomic<std::uint64_t> now{1000};
+  std::uint64_t gpu_until = 0;
+  gpuprobe::session::WindowHooks hooks{[&now] { return now.load(); }, [] {},
+                                       [] { return gpuprobe::Stats{}; },
+                                       [&gpu_until](std::uint64_t t) { gpu_until = t; }, 0.5};
+  gpuprobe::session::WindowControl control(tap, hooks);
+  const fs::path out = box.root / "unit.json";
+  gpuprobe::Status result;
+  std::atomic<bool> done{false};
+  REQUIRE(control
+              .begin(
+                  {100, "chrome=" + out.string()}, nullptr,
+                  [&](const gpuprobe::Status& s, const std::string&) {
+                    result = s;
+                    done = true;
+                  },
+                  nullptr)
+              .ok());
+  // 100 s at 0.5 ns a tick from tick 1000: the GPU is asked to record past tick 1000 + 2e11.
+  CHECK(gpu_until == 1000 + 200'000'000'000ull + 1);
+  const gpuprobe::TimeBase time(0, 0, 0.5);
+  const std::vector<gpuprobe::ThreadInfo> threads(1);
+  const std::vector<Event> events = {Event{EventType::kRange, 0, &kEarly, 100, 900, 0.0},
+                                     Event{EventType::kRange, 0, &kAcross, 500, 1500, 0.0},
+                                     Event{EventType::kRange, 0, &kInside, 1200, 1300, 0.0}};
+  REQUIRE(tap->write({events.data(), events.size(), &time, &threads}).ok());
+  now = 2000;
+  control.stop();  // cuts the window short at tick 2000; its outputs are closed
+  REQUIRE(done);
+  CHECK(result.message().find("cut short") != std::string::npos);
+  const Event late{EventType::kRange, 0, &kLate, 2500, 2600, 0.0};
+  REQUIRE(tap->write({&late, 1, &time, &threads}).ok());  // after the window: not written
+  const std::multiset<std::string> names = names_in(out);
+  CHECK(names.count("early") == 0);
+  CHECK(names.count("across") == 1);
+  CHECK(names.count("inside") == 1);
+  CHECK(names.count("late") == 0);
+  bool busy = false;
+  CHECK(!control.begin({1, "chrome=" + out.string()}, nullptr, nullptr, &busy).ok());
+  CHECK(!busy);  // stopped, not busy
+}
 
 TEST_CASE("a private directory is made 0700, and refused as a link, another's or open to others") {
   Sandbox box;
