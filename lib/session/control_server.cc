@@ -108,10 +108,18 @@ void ControlServer::run() {
   };
   std::vector<Pending> pending;
   std::vector<pollfd> fds;
+  // After accept() fails for want of descriptors or memory, the listening socket stays readable:
+  // it is left out of poll() for a while instead of spinning.
+  std::chrono::steady_clock::time_point paused_until{};
   for (;;) {
-    fds.assign({pollfd{wake_fd_, POLLIN, 0}, pollfd{socket_.fd(), POLLIN, 0}});
     auto now = std::chrono::steady_clock::now();
-    int timeout = -1;
+    const bool paused = now < paused_until;
+    fds.assign({pollfd{wake_fd_, POLLIN, 0}, pollfd{paused ? -1 : socket_.fd(), POLLIN, 0}});
+    int timeout = paused ? static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                paused_until - now)
+                                                .count() +
+                                            1)
+                         : -1;
     for (const Pending& p : pending) {
       fds.push_back(pollfd{p.fd, POLLIN, 0});
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(p.deadline - now);
@@ -156,7 +164,12 @@ void ControlServer::run() {
     if (fds[1].revents == 0) continue;
     for (;;) {
       const int fd = ::accept4(socket_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) break;
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          paused_until = now + std::chrono::seconds(1);
+        }
+        break;
+      }
       ucred peer{};
       socklen_t size = sizeof peer;
       if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0 ||
