@@ -7,6 +7,7 @@
 //   gpuprobe report FILE|DIR ...  where time went and why latency jittered (DIR: per rank)
 //   gpuprobe diff A B             what changed between two traces
 //   gpuprobe run [--] CMD ARGS    run a program under gpuprobe (python -m gpuprobe run)
+//   gpuprobe capture PID          a window of full detail from a process that runs gpuprobe
 //
 // Each command is a file in tools/commands/ that declares its arguments once, on its CLI11
 // subcommand: parsing, arity, usage and --help all come from that declaration.
@@ -54,6 +55,7 @@ int main_impl(int argc, char** argv) {
   add_convert_command(app, &run);
   add_report_command(app, &run);
   add_diff_command(app, &run);
+  add_capture_command(app, &run);
   add_run_command(app, &run, program);
   // Errors say who speaks and where to look, as gpuprobe's other messages do.
   app.failure_message([](const CLI::App*, const CLI::Error& e) {

@@ -40,11 +40,20 @@ struct DumpReply {
   std::string body;
 };
 
+// The answer to POST /capture (an on-demand window: session/capture_window.h).
+struct CaptureReply {
+  int http_status = 404;  // 202: recording, the body is the file it will be; 400: bad seconds;
+                          // 409: a window runs already; 503: the session cannot take one now
+  std::string body;
+};
+
 struct SessionHooks {
   std::function<FlightFigures()> figures;                  // read after each batch
   std::function<DumpReply(std::string_view reason)> dump;  // POST /dump
-  std::function<std::uint64_t()> ring_bytes;               // read after each batch
-  RangeSelection ranges;  // the session's metrics_names= and metrics_ranges=
+  // POST /capture?seconds=N: the query's "seconds" as sent ("10" when absent).
+  std::function<CaptureReply(std::string_view seconds)> capture;
+  std::function<std::uint64_t()> ring_bytes;  // read after each batch
+  RangeSelection ranges;                      // the session's metrics_names= and metrics_ranges=
 };
 
 }  // namespace gpuprobe::metrics

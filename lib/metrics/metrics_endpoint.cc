@@ -136,10 +136,17 @@ HttpResponse MetricsEndpoint::respond(const HttpRequest& request) {
     }
     return dump_response(request.query);
   }
+  if (request.path == "/capture" && hooks_.capture) {
+    if (request.method != "POST") {
+      return HttpResponse::make(405, kText, "method not allowed: POST /capture?seconds=N\n");
+    }
+    return capture_response(request.query);
+  }
   if (request.path != "/metrics") {
-    return HttpResponse::make(404, kText,
-                              hooks_.dump ? "not found: gpuprobe serves /metrics and /dump\n"
-                                          : "not found: gpuprobe serves /metrics only\n");
+    std::string served = "/metrics";
+    if (hooks_.dump) served += ", /dump";
+    if (hooks_.capture) served += ", /capture";
+    return HttpResponse::make(404, kText, "not found: gpuprobe serves " + served + "\n");
   }
   if (request.method != "GET" && request.method != "HEAD") {
     return HttpResponse::make(405, kText, "method not allowed: GET or HEAD\n");
@@ -186,6 +193,16 @@ HttpResponse MetricsEndpoint::dump_response(std::string_view query) const {
     return HttpResponse::make(reply.http_status, kText, reply.body);
   } catch (...) {
     return HttpResponse::make(500, kText, "gpuprobe could not take the dump request\n");
+  }
+}
+
+HttpResponse MetricsEndpoint::capture_response(std::string_view query) const {
+  try {
+    const std::string seconds = query_value(query, "seconds", "10").substr(0, 40);
+    const CaptureReply reply = hooks_.capture(seconds);
+    return HttpResponse::make(reply.http_status, kText, reply.body);
+  } catch (...) {
+    return HttpResponse::make(500, kText, "gpuprobe could not take the capture request\n");
   }
 }
 

@@ -6,7 +6,9 @@
 // address, or an IPv6 one in brackets): other interfaces are an explicit choice. Only GET and HEAD
 // of /metrics are served, and POST /dump[?reason=TEXT] when the session has a flight recorder
 // (200 with the dump's directory, 429 when a limit holds it; anything else: 404 or 405); the
-// reason is made printable text of at most 200 bytes (base/printable_text.h).
+// reason is made printable text of at most 200 bytes (base/printable_text.h); and POST
+// /capture[?seconds=N] (default 10) when the session takes on-demand windows: 202 with the file
+// the window will be, 409 while one runs, 400 for bad seconds (session/capture_window.h).
 // After each batch the collector copies the figures (a few KiB, no formatting) under a lock. The
 // server formats them into a response at most once a second per format, when a scrape finds the
 // last one older than the figures (at most once in 5 s while slow clients still hold the last
@@ -50,6 +52,7 @@ class MetricsEndpoint : public Sink {
   HttpResponse respond(const HttpRequest& request);
   HttpResponse metrics_response(TextFormat format);
   HttpResponse dump_response(std::string_view query) const;
+  HttpResponse capture_response(std::string_view query) const;
   void publish();
   void stop_server() noexcept;
 

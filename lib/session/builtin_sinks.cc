@@ -9,6 +9,7 @@
 #include "core/thread_registry.h"
 #include "metrics/metrics_endpoint.h"
 #include "metrics/metrics_file_sink.h"
+#include "session/capture_window.h"
 #include "session/dump_control.h"
 #include "sinks/chrome_trace_sink.h"
 #include "sinks/perfetto_sink.h"
@@ -22,6 +23,7 @@ namespace {
 metrics::SessionHooks metrics_hooks(const metrics::RangeSelection& ranges) {
   metrics::SessionHooks hooks = flight_hooks();
   hooks.ring_bytes = [] { return core::ThreadRegistry::get().allocated_bytes(); };
+  hooks.capture = capture_hook();
   hooks.ranges = ranges;
   return hooks;
 }
@@ -38,8 +40,9 @@ struct MetricsOutput {
 const MetricsOutput kMetricsOutputs[] = {
     {"metrics", "[HOST:]PORT",
      "serve the metrics of metrics_file over HTTP, GET /metrics (OpenMetrics with exemplars when "
-     "asked, else Prometheus text 0.0.4), and POST /dump[?reason=TEXT] to the flight recorder, "
-     "on 127.0.0.1 unless HOST is given; PORT 0 picks a free one",
+     "asked, else Prometheus text 0.0.4), POST /dump[?reason=TEXT] to the flight recorder and "
+     "POST /capture[?seconds=N] for a window of full detail (gpuprobe capture), on 127.0.0.1 "
+     "unless HOST is given; PORT 0 picks a free one",
      [](std::string_view value, metrics::SessionHooks hooks) -> std::unique_ptr<Sink> {
        return std::make_unique<metrics::MetricsEndpoint>(std::string(value), std::move(hooks));
      }},

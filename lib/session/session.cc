@@ -27,6 +27,8 @@
 #include "gpu/start_gpu_source.h"
 #include "gpuprobe/detail/gate.hpp"
 #include "session/builtin_sinks.h"
+#include "session/capture_window.h"
+#include "session/control_server.h"
 #include "session/cuda_injection.h"
 #include "session/dump_control.h"
 #include "session/fork.h"
@@ -124,6 +126,8 @@ class SessionCore {
     stop_requested_.store(true, std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(stop_mu_);
     if (running_.exchange(false, std::memory_order_acq_rel)) {
+      // No request from now on; a window being recorded is cut short and written.
+      stop_windows();
       // The gate closes first so no new event starts; then the collector takes what is in the
       // rings. Ranges still open now end without a ring to write to.
       sched_.reset();  // its last samples go in before the gate closes
@@ -178,6 +182,10 @@ class SessionCore {
       static_cast<void>(gpu_.release());
       if (sched_) sched_->forget();
       static_cast<void>(sched_.release());
+      if (control_) control_->forget();
+      static_cast<void>(control_.release());
+      if (windows_) windows_->forget();
+      new std::shared_ptr<session::WindowControl>(std::move(windows_));
     }
     return {};
   }
@@ -245,6 +253,12 @@ class SessionCore {
     for (std::shared_ptr<Sink>& sink : extra) {
       if (sink) slots.push_back(core::SinkSlot{std::move(sink), "custom"});
     }
+    // On-demand windows, when something can ask for one: the control socket or POST /capture.
+    std::shared_ptr<session::WindowTap> tap;
+    const bool serves_http =
+        std::any_of(config.sinks.begin(), config.sinks.end(),
+                    [](const session::SinkSpec& s) { return s.key == "metrics"; });
+    if (config.control.socket || serves_http) tap = std::make_shared<session::WindowTap>();
     std::shared_ptr<flight::FlightRecorder> flight;
     if (config.flight.seconds > 0) {
       flight =
@@ -278,6 +292,8 @@ class SessionCore {
       abandon();
       return;
     }
+    // Not an output of the session's (its opening cannot fail): joins the ones that opened.
+    if (tap && tap->open(info).ok()) open.push_back(core::SinkSlot{tap, "window"});
 
     g_last_epoch = g_last_epoch % detail::kMaxEpoch + 1;
     core::ThreadRegistry::get().begin_session(g_last_epoch, config.recording.ring_capacity,
@@ -311,6 +327,9 @@ class SessionCore {
     }
     collector_->start();
     running_.store(true, std::memory_order_release);
+    if (tap)
+      start_windows(std::move(tap), clock, calibration.time_base().ns_per_tick(),
+                    config.control.socket);
     // Step 0 starts now, when recording does: not at the calibration sample, which came before
     // CUPTI started and the outputs opened.
     core::reset_steps(core::read_ticks(clock));
@@ -353,6 +372,43 @@ class SessionCore {
   }
 
  private:
+  // The session's WindowControl and, with control=on, its control socket.
+  void start_windows(std::shared_ptr<session::WindowTap> tap, core::ClockSource clock,
+                     double ns_per_tick, bool socket) {
+    core::Collector* collector = collector_.get();
+    session::WindowHooks hooks{[clock] { return core::read_ticks(clock); },
+                               [collector] { collector->drain(); },
+                               [collector] { return collector->stats(); }, nullptr, ns_per_tick};
+    if (core::GpuSource* gpu = gpu_.get()) {
+      hooks.gpu_until = [gpu](std::uint64_t tick) { gpu->record_until(tick); };
+    }
+    windows_ = std::make_shared<session::WindowControl>(std::move(tap), std::move(hooks));
+    session::set_active_windows(windows_);
+    if (!socket) return;
+    control_ = std::make_unique<session::ControlServer>();
+    if (Status s = control_->start(); !s.ok()) {
+      // Not an error of the session: it records as asked, and says once that it cannot be reached.
+      core::print_notice(s.message());
+      control_.reset();
+      return;
+    }
+    session::set_active_control_server(control_.get());
+  }
+
+  // Before the collector stops: the control thread ends, then the window (written, cut short).
+  void stop_windows() noexcept {
+    if (control_) {
+      session::set_active_control_server(nullptr);
+      control_->stop();
+      control_.reset();
+    }
+    if (windows_) {
+      session::set_active_windows(nullptr);
+      windows_->stop();
+      windows_.reset();
+    }
+  }
+
   void abandon() {
     if (owns_active_) g_session_active.store(false, std::memory_order_release);
     owns_active_ = false;
@@ -368,7 +424,9 @@ class SessionCore {
   std::unique_ptr<core::GpuSource> gpu_;            // declared before the collector, which uses it
   gpu::DeferredGpuSource* deferred_gpu_ = nullptr;  // gpu_, when CUDA's initialization starts it
   std::unique_ptr<core::Collector> collector_;
-  std::unique_ptr<session::SchedSampler> sched_;  // with sched=
+  std::unique_ptr<session::SchedSampler> sched_;     // with sched=
+  std::shared_ptr<session::WindowControl> windows_;  // on-demand windows, when they can be asked
+  std::unique_ptr<session::ControlServer> control_;  // with control=on
   Stats final_stats_;
   RecordingSession description_;  // once started: its id, origin and outputs
 };
@@ -384,6 +442,8 @@ void forget_session_in_child() noexcept {
   detail::g_session_active.store(false, std::memory_order_relaxed);
   forget_flight_in_child();
   forget_cuda_init_target_in_child();
+  forget_control_in_child();
+  forget_windows_in_child();
 }
 }  // namespace session
 

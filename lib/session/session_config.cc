@@ -17,6 +17,7 @@ base::OptionSet options_of(SessionConfig* config) {
   options.add(core::name_options(), &config->recording);
   options.add(metrics::metrics_options(), &config->metrics);
   options.add(flight::flight_options(), &config->flight);
+  options.add(control_options(), &config->control);
   return options;
 }
 

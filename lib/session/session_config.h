@@ -14,6 +14,7 @@
 #include "gpu/gpu_options.h"
 #include "gpuprobe/status.hpp"
 #include "metrics/metrics_options.h"
+#include "session/control_options.h"
 #include "session/sched_options.h"
 
 namespace gpuprobe::session {
@@ -32,6 +33,7 @@ struct SessionConfig {
   SchedOptions sched;
   metrics::RangeSelection metrics;
   flight::FlightOptions flight;
+  ControlOptions control;
 };
 
 // Parses `text` into `config` (fields not named keep their defaults). On error, `config` is

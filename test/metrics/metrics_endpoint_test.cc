@@ -453,5 +453,27 @@ TEST_CASE("listen addresses: a port, IPv4:port or [IPv6]:port; loopback unless t
   CHECK(s.message().find("expected PORT, IPV4:PORT or [IPV6]:PORT") != std::string::npos);
 }
 
+TEST_CASE("POST /capture reaches the session's capture hook with the seconds asked") {
+  std::vector<std::string> asked;
+  SessionHooks hooks;
+  hooks.capture = [&asked](std::string_view seconds) {
+    asked.emplace_back(seconds);
+    if (asked.size() > 1) return CaptureReply{409, "a window is being recorded already\n"};
+    return CaptureReply{202, "/work/gpuprobe_capture_x.json\n"};
+  };
+  MetricsEndpoint endpoint("0", hooks);
+  REQUIRE(endpoint.open(TraceInfo{}).ok());
+  const int port = endpoint.port();
+  CHECK(get(port, "/capture?seconds=3").rfind("HTTP/1.1 405", 0) == 0);  // GET: not a way to ask
+  const std::string ok = get(port, "/capture?seconds=3", "POST");
+  CHECK(ok.rfind("HTTP/1.1 202", 0) == 0);
+  CHECK(body_of(ok) == "/work/gpuprobe_capture_x.json\n");
+  CHECK(get(port, "/capture", "POST").rfind("HTTP/1.1 409", 0) == 0);
+  REQUIRE(asked.size() == 2);
+  CHECK(asked[0] == "3");
+  CHECK(asked[1] == "10");
+  CHECK(body_of(get(port, "/nothing")) == "not found: gpuprobe serves /metrics, /capture\n");
+  REQUIRE(endpoint.close(Stats{}, kTime).ok());
+}
 }  // namespace
 }  // namespace gpuprobe::metrics

@@ -21,6 +21,8 @@ void add_dump_command(CLI::App& app, CommandRun* run);
 void add_convert_command(CLI::App& app, CommandRun* run);
 void add_report_command(CLI::App& app, CommandRun* run);
 void add_diff_command(CLI::App& app, CommandRun* run);
+// `gpuprobe capture PID`: an on-demand window of a running session (session/control_socket.h).
+void add_capture_command(CLI::App& app, CommandRun* run);
 // `after_dashes`: the program and its arguments where they followed "--" (main splits them off).
 void add_run_command(CLI::App& app, CommandRun* run, std::vector<std::string> after_dashes);
 
