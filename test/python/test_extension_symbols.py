@@ -13,7 +13,8 @@ from gpuprobe import _core
 
 def test_the_extension_exports_its_init_function_and_no_code_of_its_own():
     """And NVTX's tool entry point where gpuprobe was built with the NVTX3 headers (gpuprobe run
-    names the extension in NVTX_INJECTION64_PATH)."""
+    names the extension in NVTX_INJECTION64_PATH), with gpuprobe_on_cuda_init, through which the
+    CUDA injection library hands CUDA's start to the extension's session."""
     nm = shutil.which("nm")
     if nm is None:
         pytest.skip("skipped: no nm (binutils) on this machine")
@@ -22,14 +23,18 @@ def test_the_extension_exports_its_init_function_and_no_code_of_its_own():
     exported = [line.split()[-1] for line in out.splitlines() if len(line.split()) >= 3]
     assert "PyInit__core" in exported
     assert ("InitializeInjectionNvtx2" in exported) == _core._nvtx_tool
+    assert ("gpuprobe_on_cuda_init" in exported) == _core._nvtx_tool
+    entry_points = ("PyInit__core", "InitializeInjectionNvtx2", "gpuprobe_on_cuda_init")
     # Besides it, only what the C++ standard library's headers give default visibility to:
     # std templates instantiated here and their local statics (_ZSt, _ZNSt, _ZNKSt, _ZZNSt) and
     # type information (_ZT), which are the same in every module built against this libstdc++.
-    own = [name for name in exported if name not in ("PyInit__core", "InitializeInjectionNvtx2")
+    own = [name for name in exported if name not in entry_points
            and not name.startswith(("_ZSt", "_ZNSt", "_ZNKSt", "_ZZNSt", "_ZGVZNSt", "_ZT"))]
     assert own == [], own
     demangled = subprocess.run([nm, "-DC", "--defined-only", _core.__file__], check=True,
                                capture_output=True, text=True).stdout
+    demangled = "\n".join(line for line in demangled.splitlines()
+                          if not line.endswith(" gpuprobe_on_cuda_init"))
     for foreign in ("gpuprobe", "pybind11", "nlohmann", "deflate", "inflate"):
         assert foreign not in demangled, foreign
 

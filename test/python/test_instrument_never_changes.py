@@ -3,6 +3,8 @@ random weights, CPU): the failures a new user met (issue 40) — training that r
 backward hooks with in-place ReLUs, graph breaks and recompiles added under torch.compile,
 gradients that changed in their last bits — each checked against the same program without
 gpuprobe, bit for bit."""
+# Every module, leaves included, gets its backward range (backward="all"): the most hooks on
+# autograd's nodes instrument() can place, so that the identity checks hold for any setting.
 import copy
 import os
 import subprocess
@@ -53,7 +55,7 @@ def assert_identical(a, b):
 def with_gpuprobe(tmp_path, model, fn):
     path = tmp_path / "trace.json"
     with gpuprobe.Session(f"chrome={path}"):
-        handle = gt.instrument(model)
+        handle = gt.instrument(model, backward="all")
         try:
             result = fn(model)
         finally:
@@ -144,7 +146,7 @@ def test_instrument_adds_no_graph_break_to_a_sequential(tmp_path):
     x = torch.randn(2, 8)
     torch._dynamo.reset()
     plain = torch._dynamo.explain(model)(x)
-    handle = gt.instrument(model)
+    handle = gt.instrument(model, backward="all")
     with gpuprobe.Session(f"chrome={tmp_path / 't.json'}"):
         torch._dynamo.reset()
         hooked = torch._dynamo.explain(model)(x)
@@ -172,7 +174,7 @@ def test_gpt2_serving_loop_compiles_the_same(tmp_path):
 
     want, want_counts = dynamo_counts(lambda: serve(copy.deepcopy(base)))
     model = copy.deepcopy(base)
-    handle = gt.instrument(model)
+    handle = gt.instrument(model, backward="all")
     watcher = gt.watch_compile()
     try:
         with gpuprobe.Session(f"chrome={tmp_path / 't.json'}"):
@@ -190,7 +192,7 @@ def test_compiled_model_says_once_that_module_ranges_compile_away(tmp_path):
     script = textwrap.dedent("""
         import torch, gpuprobe, gpuprobe.torch as gt
         model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
-        gt.instrument(model)
+        gt.instrument(model, backward="all")
         with gpuprobe.Session("chrome=%s"):
             compiled = torch.compile(model, backend="eager")
             for n in (2, 3, 4):
@@ -224,7 +226,7 @@ def test_forward_that_raises_leaves_no_range_open(tmp_path):
     model = torch.nn.Sequential(Flaky())
     path = tmp_path / "t.json"
     with gpuprobe.Session(f"chrome={path}"):
-        handle = gt.instrument(model)
+        handle = gt.instrument(model, backward="all")
         with pytest.raises(RuntimeError):
             model(torch.randn(2, 4))
         with gpuprobe.range("after"):
@@ -256,7 +258,7 @@ def test_hook_errors_are_reported_and_interrupts_go_on(tmp_path):
     result; a KeyboardInterrupt (Ctrl-C landing inside the hook) reaches the program, as it
     would from any Python code the forward ran."""
     model = torch.nn.Linear(3, 2)
-    handle = gt.instrument(model)
+    handle = gt.instrument(model, backward="all")
     x = torch.randn(2, 3, requires_grad=True).as_subclass(_RaisingTensor)
     seen = []
     old_hook = sys.unraisablehook

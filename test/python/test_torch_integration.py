@@ -41,8 +41,11 @@ def test_module_ranges_forward_backward_and_optimizer_steps(tmp_path):
         assert len(named(events, name)) == 3, name
     assert inside(named(events, "Net.encoder.0")[0], named(events, "Net.encoder")[0])
     assert inside(named(events, "Net.encoder")[0], net[0])
-    assert len(named(events, "Net.head backward")) == 3
+    # Backward ranges for the model and the modules with children; a leaf's (Net.head, a Linear)
+    # only with backward="all" (test_leaf_backward_ranges_when_asked).
     assert len(named(events, "Net backward")) == 3
+    assert len(named(events, "Net.encoder backward")) == 3
+    assert not named(events, "Net.head backward")
     steps = [e for e in events if e["name"].startswith("ProfilerStep#")]
     assert [s["name"] for s in steps] == ["ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"]
     assert inside(net[1], steps[1])
@@ -50,6 +53,20 @@ def test_module_ranges_forward_backward_and_optimizer_steps(tmp_path):
     with gpuprobe.Session(f"chrome={tmp_path / 'after.json'}"):
         model(torch.randn(2, 16))
     assert not named(load_events(tmp_path / "after.json"), "Net")
+
+
+def test_leaf_backward_ranges_when_asked(tmp_path):
+    path = tmp_path / "t.json"
+    model = Net()
+    handle = gt.instrument(model, backward="all")
+    with gpuprobe.Session(f"chrome={path}"):
+        model(torch.randn(8, 16)).sum().backward()
+    handle.remove()
+    events = load_events(path)
+    for name in ("Net", "Net.encoder", "Net.encoder.0", "Net.head"):
+        assert len(named(events, name + " backward")) == 1, name
+    with pytest.raises(ValueError, match="backward must be"):
+        gt.instrument(model, backward="leaves")
 
 
 def test_a_forward_that_raises_does_not_unbalance_later_ranges(tmp_path):

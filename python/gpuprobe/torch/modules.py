@@ -85,15 +85,22 @@ def _say_compiled_once(*_args):
 
 def instrument(model, *, backward=True, prefix=None):
     """Records a range per module forward (category "torch"), named by the module's path in
-    ``model`` ("encoder.layers.0.attn"), and, with ``backward``, one per module backward
-    ("<path> backward", from autograd's own nodes: see backward_ranges). Never changes what the
+    ``model`` ("encoder.layers.0.attn"), and backward ranges ("<path> backward", from autograd's
+    own nodes: see backward_ranges): with ``backward=True`` for ``model`` and every module that
+    has children (a block, a layer: the backward no other tool names), with ``"all"`` for the
+    leaves too (a Linear's backward is its own autograd node, whose kernels the trace names
+    already; noting it costs torch's Node.register_prehook per call, several µs), with False for
+    none. Never changes what the
     program computes or compiles: the hooks only observe, and code that torch.compile compiles
     runs none of them (said once on stderr; watch_compile() records the compiled graphs' runs).
     With no session recording, a module call costs its two hook calls, in C, and nothing more.
     A module instrumented already keeps its first name. Returns a handle whose ``remove()``
     undoes it."""
     torch = _torch()
-    backward = backward and hasattr(torch.autograd.graph, "Node") and hasattr(
+    if backward not in (True, False, "all"):
+        raise ValueError(f"backward must be True, False or 'all', not {backward!r}")
+    leaves = backward == "all"
+    backward = bool(backward) and hasattr(torch.autograd.graph, "Node") and hasattr(
         torch.autograd.graph.Node, "register_prehook")
     if backward:
         backward_ranges._bind(_core.range, torch.Tensor)
@@ -109,8 +116,10 @@ def instrument(model, *, backward=True, prefix=None):
         if key in _instrumented:
             continue
         name = f"{root}.{path}" if path else root
+        wants_backward = backward and (leaves or not path or next(module.children(), None)
+                                       is not None)
         entry = (_core.range(name, "torch"),
-                 _core.range(name + " backward", "torch") if backward else None)
+                 _core.range(name + " backward", "torch") if wants_backward else None)
         _instrumented[key] = entry
         # A module dropped without remove() leaves the table before its id can name another.
         dropped = weakref.finalize(module, _instrumented.pop, key, None)

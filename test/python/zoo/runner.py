@@ -101,7 +101,8 @@ class _Probe:
         session = gpuprobe.Session(f"chrome={trace}{cupti}")
         session.__enter__()
         self._undo.append(lambda: session.__exit__(None, None, None))
-        handle = gt.instrument(model)
+        # backward="all": the most node hooks instrument() places (the default's are a subset).
+        handle = gt.instrument(model, backward="all")
         self._undo.append(handle.remove)
         watcher = gt.watch_compile()
         self._undo.append(watcher.close)
