@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -257,10 +258,11 @@ Status request_window(const WindowRequest& request,
 
 bool parse_window_seconds(std::string_view text, double* seconds, std::string* why) {
   const std::string s(text);
-  char* end = nullptr;
-  const double v = s.empty() ? 0 : std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || v <= 0 ||
-      v > kMaxWindowSeconds) {
+  // from_chars: the C locale's decimal point whatever the host program's LC_NUMERIC.
+  double v = 0;
+  const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || error != std::errc() || end != s.data() + s.size() || !std::isfinite(v) ||
+      v <= 0 || v > kMaxWindowSeconds) {
     *why = "seconds '" + s.substr(0, 40) +
            "': expected a number of seconds, more than 0 and at most 600";
     return false;

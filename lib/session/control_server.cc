@@ -126,8 +126,8 @@ void ControlServer::run() {
       const int ms = static_cast<int>(std::max<std::int64_t>(left.count(), 0) + 1);
       timeout = timeout < 0 ? ms : std::min(timeout, ms);
     }
-    if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) return;
-    if (fds[0].revents != 0) break;  // stop()
+    if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) break;  // closes them
+    if (fds[0].revents != 0) break;                                            // stop()
     now = std::chrono::steady_clock::now();
     // Reads first, then expiries, then new connections (their slots are free by then).
     std::vector<Pending> next;

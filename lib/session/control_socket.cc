@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -78,6 +79,18 @@ bool read_line(int fd, std::string* pending, std::chrono::steady_clock::time_poi
   }
 }
 
+// Whether a process listens on the socket at `address` (anything but a refused connection counts
+// as one: the socket is left alone).
+bool answers(const sockaddr_un& address) {
+  const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (probe < 0) return true;
+  const bool refused =
+      ::connect(probe, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 &&
+      errno == ECONNREFUSED;
+  ::close(probe);
+  return !refused;
+}
+
 // Removes the sockets of processes that ended without removing theirs (killed, _exit()): a
 // PID.sock of this user's whose pid does not exist here and on which nobody listens (a process
 // of another PID namespace sharing the directory still answers, and keeps its socket). At most
@@ -109,13 +122,7 @@ void remove_stale_sockets(int dir_fd) {
         st.st_uid != geteuid() || !address_in(dir_fd, name, &address)) {
       continue;
     }
-    const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (probe < 0) break;
-    const bool refused =
-        ::connect(probe, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 &&
-        errno == ECONNREFUSED;
-    ::close(probe);
-    if (refused) unlinkat(dir_fd, name.c_str(), 0);
+    if (!answers(address)) unlinkat(dir_fd, name.c_str(), 0);
   }
   ::closedir(d);
 }
@@ -158,9 +165,17 @@ Status ControlSocket::listen() {
       refused += (refused.empty() ? "" : "; ") + dir + ": path too long";
       continue;
     }
-    // A socket of this name is a dead process's of this pid (this one has none yet): replaced.
+    // A socket of this name is a dead process's of this pid (this one has none yet): replaced,
+    // unless something answers on it (a process of the same pid in another pid namespace that
+    // shares the directory), whose socket is left alone.
     struct stat st {};
     if (fstatat(dir_fd, name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode)) {
+      if (answers(address)) {
+        ::close(dir_fd);
+        refused +=
+            (refused.empty() ? "" : "; ") + dir + "/" + name_ + ": another process listens there";
+        continue;
+      }
       unlinkat(dir_fd, name_.c_str(), 0);
     }
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -217,7 +232,10 @@ Status request_capture(pid_t pid, double seconds, const std::string& outputs,
     return Status::Error(named + " belongs to uid " + std::to_string(owner) +
                          ": gpuprobe capture reaches only your own processes (any, as root)");
   }
-  const std::string request = "capture " + std::to_string(seconds) + " " + outputs + "\n";
+  // to_chars: a decimal point whatever the caller's LC_NUMERIC (to_string follows it).
+  char number[64];
+  const auto written = std::to_chars(number, number + sizeof number, seconds);
+  const std::string request = "capture " + std::string(number, written.ptr) + " " + outputs + "\n";
   if (request.size() > kMaxControlLine || outputs.find('\n') != std::string::npos) {
     return Status::Error("the outputs are too long for a control request");
   }

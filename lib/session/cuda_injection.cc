@@ -4,6 +4,8 @@
 #include <link.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,10 +17,19 @@ namespace gpuprobe::session {
 namespace {
 
 std::atomic<gpu::DeferredGpuSource*> g_target{nullptr};
-std::atomic<int> g_activating{0};  // activations under way (a spin count: fork-safe)
+std::atomic<int> g_activating{0};  // activations under way (a count, not a lock: fork-safe)
 
-// The loaded objects other than this copy that export gpuprobe_on_cuda_init. Names first:
-// dlopen is not called while dl_iterate_phdr holds the loader's list.
+// Counts an activation for as long as it runs, whatever leaves it.
+class Activating {
+ public:
+  Activating() noexcept { g_activating.fetch_add(1, std::memory_order_seq_cst); }
+  ~Activating() { g_activating.fetch_sub(1, std::memory_order_seq_cst); }
+  Activating(const Activating&) = delete;
+  Activating& operator=(const Activating&) = delete;
+};
+
+// The loaded shared objects' names. Names first: dlopen is not called while dl_iterate_phdr
+// holds the loader's list.
 std::vector<std::string> loaded_object_names() {
   std::vector<std::string> names;
   dl_iterate_phdr(
@@ -31,29 +42,36 @@ std::vector<std::string> loaded_object_names() {
   return names;
 }
 
-// Calls another copy's entry point in the object `handle` names, if it has one.
-int call_other_copy(void* handle) {
-  using Entry = int (*)();
-  auto entry = reinterpret_cast<Entry>(dlsym(handle, "gpuprobe_on_cuda_init"));
-  return entry != nullptr && entry != &gpuprobe_on_cuda_init ? entry() : 0;
-}
+using Entry = int (*)();
 
-// The program itself (linked with gpuprobe, which exports the entry point from executables:
-// CMakeLists.txt), then every shared object loaded (Python's gpuprobe._core).
-int hand_to_another_copy() {
+// Calls `symbol` of the first other copy of gpuprobe that exports it and answers non-zero: the
+// program itself (linked with gpuprobe through its CMake target, which exports both entry
+// points from executables), then every shared object loaded (Python's gpuprobe._core).
+int ask_other_copies(const char* symbol, Entry own) {
   if (void* program = dlopen(nullptr, RTLD_LAZY); program != nullptr) {
-    const int taken = call_other_copy(program);
+    auto entry = reinterpret_cast<Entry>(dlsym(program, symbol));
+    const int answer = entry != nullptr && entry != own ? entry() : 0;
     dlclose(program);
-    if (taken != 0) return taken;
+    if (answer != 0) return answer;
   }
   for (const std::string& name : loaded_object_names()) {
     void* handle = dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD | RTLD_LOCAL);
     if (handle == nullptr) continue;
-    const int taken = call_other_copy(handle);
+    auto entry = reinterpret_cast<Entry>(dlsym(handle, symbol));
+    const int answer = entry != nullptr && entry != own ? entry() : 0;
     dlclose(handle);
-    if (taken != 0) return taken;
+    if (answer != 0) return answer;
   }
   return 0;
+}
+
+std::string real_path(const char* path) {
+  if (path == nullptr || *path == '\0') return {};
+  char* resolved = realpath(path, nullptr);
+  if (resolved == nullptr) return {};
+  std::string out(resolved);
+  std::free(resolved);
+  return out;
 }
 
 }  // namespace
@@ -61,7 +79,13 @@ int hand_to_another_copy() {
 void set_cuda_init_target(gpu::DeferredGpuSource* source) noexcept {
   g_target.store(source, std::memory_order_seq_cst);
   if (source == nullptr) {
-    while (g_activating.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+    // CUDA's initialization may take seconds (many devices): wait without burning a core.
+    for (int spins = 0; g_activating.load(std::memory_order_seq_cst) != 0; ++spins) {
+      if (spins < 100)
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   }
 }
 
@@ -70,24 +94,48 @@ void forget_cuda_init_target_in_child() noexcept {
   g_activating.store(0, std::memory_order_relaxed);
 }
 
+bool another_copy_records() noexcept {
+  try {
+    return ask_other_copies("gpuprobe_session_running", &gpuprobe_session_running) != 0;
+  } catch (...) {
+    return false;
+  }
+}
+
+bool cuda_will_inject_this_copy() noexcept {
+  try {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&gpuprobe_on_cuda_init), &info) == 0) return false;
+    const std::string injected = real_path(std::getenv("CUDA_INJECTION64_PATH"));
+    return !injected.empty() && injected == real_path(info.dli_fname);
+  } catch (...) {
+    return false;
+  }
+}
+
 }  // namespace gpuprobe::session
 
-extern "C" int gpuprobe_on_cuda_init(void) {
+extern "C" int gpuprobe_on_cuda_init(void) noexcept {
   using namespace gpuprobe::session;
-  g_activating.fetch_add(1, std::memory_order_seq_cst);
-  gpuprobe::gpu::DeferredGpuSource* target = g_target.load(std::memory_order_seq_cst);
-  int taken = 0;
-  if (target != nullptr) {
-    taken = 1;
+  try {
+    Activating activating;
+    gpuprobe::gpu::DeferredGpuSource* target = g_target.load(std::memory_order_seq_cst);
+    if (target == nullptr) return 0;
     std::string why;
     if (!target->activate(&why) && !why.empty())
       gpuprobe::base::print_notice("CUPTI unavailable: " + why);
+    return 1;
+  } catch (...) {
+    return 1;  // this copy had the session; CUDA's start goes on without CUPTI
   }
-  g_activating.fetch_sub(1, std::memory_order_seq_cst);
-  return taken;
 }
 
-extern "C" int InitializeInjection(void) {
-  if (gpuprobe_on_cuda_init() == 0) static_cast<void>(gpuprobe::session::hand_to_another_copy());
+extern "C" int InitializeInjection(void) noexcept {
+  try {
+    if (gpuprobe_on_cuda_init() == 0)
+      static_cast<void>(
+          gpuprobe::session::ask_other_copies("gpuprobe_on_cuda_init", &gpuprobe_on_cuda_init));
+  } catch (...) {
+  }
   return 1;
 }

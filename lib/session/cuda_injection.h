@@ -22,12 +22,24 @@ void set_cuda_init_target(gpu::DeferredGpuSource* source) noexcept;
 // fork()'s child: no session records there; the parent's target is forgotten.
 void forget_cuda_init_target_in_child() noexcept;
 
+// Whether another copy of gpuprobe in this process (the program linked with it, Python's
+// gpuprobe._core) has a session recording or starting: the environment's session of a copy
+// loaded later (libgpuprobe_nvtx.so, by the CUDA driver or NVTX) then stands down.
+bool another_copy_records() noexcept;
+
+// Whether CUDA_INJECTION64_PATH names this very copy: the driver will call its
+// InitializeInjection at cuInit (and may be inside cuInit now, where the driver is not asked
+// whether CUDA is initialized).
+bool cuda_will_inject_this_copy() noexcept;
+
 }  // namespace gpuprobe::session
 
 extern "C" {
 // The CUDA driver's entry point (inside cuInit). Always 1: gpuprobe never fails CUDA's start.
-__attribute__((visibility("default"))) int InitializeInjection(void);
+__attribute__((visibility("default"))) int InitializeInjection(void) noexcept;
 // This copy's part: starts its session's CUPTI. 1 when this copy has a session waiting for
 // CUDA, else 0.
-__attribute__((visibility("default"))) int gpuprobe_on_cuda_init(void);
+__attribute__((visibility("default"))) int gpuprobe_on_cuda_init(void) noexcept;
+// 1 while this copy has a session recording or starting (defined in session.cc).
+__attribute__((visibility("default"))) int gpuprobe_session_running(void) noexcept;
 }

@@ -13,6 +13,7 @@
 
 #include "gpuprobe/detail/gate.hpp"
 #include "gpuprobe/session.hpp"
+#include "session/cuda_injection.h"
 #include "session/exit_signals.h"
 #include "session/session_origin.h"
 
@@ -65,16 +66,11 @@ class EnvironmentSession {
     const char* config = std::getenv("GPUPROBE");
     if (config == nullptr || *config == '\0') return;
     // Another copy of gpuprobe in this process (Python's gpuprobe._core, a program linked with
-    // gpuprobe) started it already: this one, loaded later as the CUDA or NVTX tool, stands
-    // down rather than write the same files a second time.
-    const std::string pid = std::to_string(getpid());
-    if (const char* running = std::getenv("GPUPROBE_SESSION_PID");
-        running != nullptr && pid == running)
-      return;
-    // Set first: starting the session binds gpuprobe's own NVTX export, which may load the
-    // library NVTX_INJECTION64_PATH names, another copy of gpuprobe, whose own initializer
-    // must find it.
-    setenv("GPUPROBE_SESSION_PID", pid.c_str(), 1);
+    // gpuprobe) records already: this one, loaded later as the CUDA or NVTX tool, stands down
+    // rather than write the same files a second time. (Asked of the copies themselves, not
+    // through the environment: setenv here could race the program's threads, and an exec()
+    // keeps the environment but not the copies.)
+    if (session::another_copy_records()) return;
     session::set_starting_from_environment(true);
     session_ = std::make_unique<Session>(config_for_this_process(config));
     session::set_starting_from_environment(false);

@@ -317,16 +317,10 @@ class SessionCore {
       });
     }
     session::set_active_flight(std::move(flight));
-    if (deferred_gpu_ != nullptr) {
-      session::set_cuda_init_target(deferred_gpu_);
-      // CUDA started before the session: no initialization is coming to start CUPTI.
-      std::string why;
-      if (gpu::cuda_initialized_in_process() && !deferred_gpu_->activate(&why, false) &&
-          !why.empty())
-        core::print_notice("CUPTI unavailable: " + why);
-    }
     collector_->start();
     running_.store(true, std::memory_order_release);
+    // Only once running: stop() is then what clears it, before gpu_ goes.
+    if (deferred_gpu_ != nullptr) start_cupti_at_cuda_init();
     if (tap)
       start_windows(std::move(tap), clock, calibration.time_base().ns_per_tick(),
                     config.control.socket);
@@ -406,6 +400,22 @@ class SessionCore {
       session::set_active_windows(nullptr);
       windows_->stop();
       windows_.reset();
+    }
+  }
+
+  // cupti_start=cuda: CUDA's initialization starts CUPTI (session/cuda_injection.h). Where the
+  // program initialized CUDA before this session, none is coming: CUPTI starts now — unless the
+  // driver names this copy as its injection library, which it may be loading right now, inside
+  // cuInit, where the driver is not to be asked.
+  void start_cupti_at_cuda_init() noexcept {
+    session::set_cuda_init_target(deferred_gpu_);
+    if (session::cuda_will_inject_this_copy() || !gpu::cuda_initialized_in_process()) return;
+    try {
+      std::string why;
+      if (!deferred_gpu_->activate(&why, false) && !why.empty())
+        core::print_notice("CUPTI unavailable: " + why);
+    } catch (const std::exception& e) {
+      core::print_notice(std::string("CUPTI unavailable: ") + e.what());
     }
   }
 
@@ -540,3 +550,8 @@ Status dump(std::string_view reason, std::string* path) noexcept {
 }
 
 }  // namespace gpuprobe
+
+// At global scope, where the declaration's default visibility applies (cuda_injection.h).
+extern "C" int gpuprobe_session_running(void) noexcept {
+  return gpuprobe::detail::g_session_active.load(std::memory_order_acquire) ? 1 : 0;
+}

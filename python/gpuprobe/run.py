@@ -91,6 +91,10 @@ def child_environment(environ, gpuprobe_config, library=None, cuda=True, nvtx=Tr
     return env
 
 
+def _has_gpu():
+    return bool(glob.glob("/dev/nvidia[0-9]*"))
+
+
 def _say_once(message):
     sys.stderr.write(f"gpuprobe: {message}\n")
 
@@ -215,15 +219,21 @@ def run(options, command, environ=None):
     from gpuprobe._autorun import enabled
 
     environ = os.environ if environ is None else environ
-    cupti = enabled("cupti", environ)
+    nvtx = enabled("nvtx", environ)
+    library = injection_library(environ)
+    # CUPTI from CUDA's start only where the driver will load gpuprobe: not without the library,
+    # nor where another tool holds CUDA_INJECTION64_PATH (it is told, in child_environment).
+    cupti = enabled("cupti", environ) and library is not None and environ.get(
+        "CUDA_INJECTION64_PATH", library) == library
+    if enabled("cupti", environ) and library is None and _has_gpu():
+        _say_once(f"no {INJECTION_LIBRARY} beside the package: GPU work is not recorded")
     config = config_string(options.output, options.config, cupti)
     error = check_config(config)
     if error:
         sys.stderr.write(f"gpuprobe: {error}\n")
         return 2
-    nvtx = enabled("nvtx", environ)
-    library = injection_library(environ) if cupti or nvtx else None
-    env = child_environment(environ, config, library, cuda=cupti, nvtx=nvtx)
+    env = child_environment(environ, config, library if cupti or nvtx else None,
+                            cuda=enabled("cupti", environ), nvtx=nvtx)
     start = time.time()
     try:
         # The program inherits every descriptor it would have had (MPI's PMI_FD, make's

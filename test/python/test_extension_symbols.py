@@ -13,8 +13,9 @@ from gpuprobe import _core
 
 def test_the_extension_exports_its_init_function_and_no_code_of_its_own():
     """And NVTX's tool entry point where gpuprobe was built with the NVTX3 headers (gpuprobe run
-    names the extension in NVTX_INJECTION64_PATH), with gpuprobe_on_cuda_init, through which the
-    CUDA injection library hands CUDA's start to the extension's session."""
+    names the extension in NVTX_INJECTION64_PATH), with gpuprobe_on_cuda_init and
+    gpuprobe_session_running, through which the CUDA injection library hands CUDA's start to the
+    extension's session and stands down."""
     nm = shutil.which("nm")
     if nm is None:
         pytest.skip("skipped: no nm (binutils) on this machine")
@@ -24,7 +25,9 @@ def test_the_extension_exports_its_init_function_and_no_code_of_its_own():
     assert "PyInit__core" in exported
     assert ("InitializeInjectionNvtx2" in exported) == _core._nvtx_tool
     assert ("gpuprobe_on_cuda_init" in exported) == _core._nvtx_tool
-    entry_points = ("PyInit__core", "InitializeInjectionNvtx2", "gpuprobe_on_cuda_init")
+    assert ("gpuprobe_session_running" in exported) == _core._nvtx_tool
+    entry_points = ("PyInit__core", "InitializeInjectionNvtx2", "gpuprobe_on_cuda_init",
+                    "gpuprobe_session_running")
     # Besides it, only what the C++ standard library's headers give default visibility to:
     # std templates instantiated here and their local statics (_ZSt, _ZNSt, _ZNKSt, _ZZNSt) and
     # type information (_ZT), which are the same in every module built against this libstdc++.
@@ -34,7 +37,8 @@ def test_the_extension_exports_its_init_function_and_no_code_of_its_own():
     demangled = subprocess.run([nm, "-DC", "--defined-only", _core.__file__], check=True,
                                capture_output=True, text=True).stdout
     demangled = "\n".join(line for line in demangled.splitlines()
-                          if not line.endswith(" gpuprobe_on_cuda_init"))
+                          if not line.endswith((" gpuprobe_on_cuda_init",
+                                                " gpuprobe_session_running")))
     for foreign in ("gpuprobe", "pybind11", "nlohmann", "deflate", "inflate"):
         assert foreign not in demangled, foreign
 

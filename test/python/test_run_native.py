@@ -195,3 +195,24 @@ def test_a_program_linked_with_gpuprobe_records_in_its_own_session(tmp_path):
     assert len(written) == 1, (written, result.stderr)
     ranges = [e for e in trace(written[0])["traceEvents"] if e.get("ph") == "X"]
     assert ranges, result.stderr
+
+
+REEXEC = textwrap.dedent("""
+    import os, sys
+    if len(sys.argv) == 1:
+        os.execv(sys.executable, [sys.executable, __file__, "again"])
+    import torch
+    torch.nn.Linear(2, 2)(torch.ones(2))
+    print("after exec", os.getpid())
+""")
+
+
+def test_a_program_that_execs_itself_is_traced_after_the_exec(tmp_path):
+    # The new image holds no copy of gpuprobe yet, whatever its environment says: it records.
+    script = tmp_path / "reexec.py"
+    script.write_text(REEXEC)
+    result = gpuprobe_run("--", sys.executable, script, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    pid = result.stdout.split()[-1]
+    data = trace(tmp_path / f"gpuprobe-{pid}.json")
+    assert "Linear" in {e.get("name") for e in data["traceEvents"]}, result.stderr
