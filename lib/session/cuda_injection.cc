@@ -121,6 +121,16 @@ extern "C" int gpuprobe_on_cuda_init(void) noexcept {
     Activating activating;
     gpuprobe::gpu::DeferredGpuSource* target = g_target.load(std::memory_order_seq_cst);
     if (target == nullptr) return 0;
+    if (cuda_will_inject_this_copy()) {
+      // The session of the library the CUDA driver injected into a program not linked with
+      // gpuprobe: with CUPTI started here, such a program crashed at exit on an H100 (CUDA 13;
+      // eagerly, inside cuInit, it saw no device). Until that is understood this session
+      // records no GPU activity; NVTX ranges and the rest are recorded.
+      gpuprobe::base::print_notice(
+          "CUPTI is not started in a program not linked with gpuprobe (it crashed such programs "
+          "at exit): NVTX ranges are recorded, GPU activity is not");
+      return 1;
+    }
     std::string why;
     if (!target->activate(&why) && !why.empty())
       gpuprobe::base::print_notice("CUPTI unavailable: " + why);

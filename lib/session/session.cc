@@ -218,6 +218,10 @@ class SessionCore {
             : core::ClockSource::kTsc;
     const core::Calibration calibration(clock);
 
+    // The library CUDA_INJECTION64_PATH names may be loading inside cuInit right now: CUPTI
+    // started eagerly there made the program see no device (H100, CUDA 13). It waits for
+    // CUDA's initialization instead (which, in that library, records none: cuda_injection.cc).
+    if (session::cuda_will_inject_this_copy()) config.gpu.start_at_cuda_init = true;
     gpu::StartedGpuSource gpu = gpu::start_gpu_source(config.gpu, calibration);
     // Not an error of the session: it goes on recording CPU events, and says so once.
     if (config.gpu.kinds != 0 && !gpu.cupti && !gpu.deferred) core::print_notice(gpu.status);

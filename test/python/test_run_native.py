@@ -87,7 +87,6 @@ PYTHON_NVTX = textwrap.dedent("""
         torch.ones(8).sum()
     maps = open("/proc/self/maps").read()
     print("second copy loaded:", "libgpuprobe_nvtx" in maps)
-    print("CUDA initialized:", "libcuda.so" in maps)
 """)
 
 
@@ -97,37 +96,35 @@ def test_a_python_process_records_once_in_its_own_session(tmp_path):
     result = gpuprobe_run("--", sys.executable, script, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     # _core's session records; the runner's library, for native programs, is not loaded at all
-    # (no CUDA here): one file, and CUDA not initialized by gpuprobe (cupti_start=cuda), so the
-    # children this process forks may still use it.
+    # (the script never initializes CUDA): one file, and CUDA not initialized by gpuprobe
+    # (cupti_start=cuda), so the children this process forks may still use it.
     assert "second copy loaded: False" in result.stdout
-    assert "CUDA initialized: False" in result.stdout
     written = list(tmp_path.glob("gpuprobe-*.json"))
     assert len(written) == 1, written
     data = trace(written[0])
     assert "python nvtx" in {e.get("name") for e in data["traceEvents"]}
-    assert data["gpuprobe"]["gpu"]["status"] == (
-        "cupti_start=cuda: the process never initialized CUDA")
+    if not has_cuda_device():  # where there is one, torch's import may initialize CUDA
+        assert data["gpuprobe"]["gpu"]["status"] == (
+            "cupti_start=cuda: the process never initialized CUDA")
 
 
 needs_gpu = pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device (/dev/nvidia*)")
 
 
 @needs_gpu
-def test_plain_cuda_program_kernels_and_copies(tmp_path):
+def test_plain_cuda_program_runs_unharmed_with_its_nvtx_ranges(tmp_path):
+    # On an H100 (CUDA 13, run 90) a program not linked with gpuprobe whose injected gpuprobe
+    # started CUPTI crashed at exit (139), or saw no device when CUPTI started eagerly inside
+    # cuInit: the injected library records no GPU activity until that is understood, and says so.
     if not CUDA_PROGRAM.exists():
         pytest.fail(f"no {CUDA_PROGRAM}: build the plain_cuda_program target (nvcc, NVTX3)")
     result = gpuprobe_run("-o", "cuda.json", "--", CUDA_PROGRAM, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "value 3325.26" in result.stdout
-    data = trace(tmp_path / "cuda.json")
-    events = data["traceEvents"]
-    kernels = [e for e in events if e.get("cat") == "kernel"]
-    assert len(kernels) == 20, len(kernels)
-    assert all(k["args"].get("range") == "plain step" for k in kernels), [
-        k["args"].get("range") for k in kernels]
-    copies = [e for e in events if e.get("cat") == "gpu_memcpy"]
-    assert len(copies) >= 2, sorted({e.get("cat") for e in events})
-    assert data.get("deviceProperties"), "the devices, learnt after CUDA started, are written"
+    assert "CUPTI is not started in a program not linked with gpuprobe" in result.stderr
+    events = trace(tmp_path / "cuda.json")["traceEvents"]
+    assert len([e for e in events if e.get("name") == "plain step"]) == 5
+    assert not [e for e in events if e.get("cat") == "kernel"]
 
 
 TORCH_CUDA = textwrap.dedent("""
