@@ -6,20 +6,11 @@
 
 namespace gpuprobe::gpu {
 
-namespace {
-
-bool attributes(const GpuOptions& options) {
-  return (options.kinds & (core::gpu_kind_bit(GpuActivityKind::kRuntimeApi) |
-                           core::gpu_kind_bit(GpuActivityKind::kDriverApi))) != 0;
-}
-
-}  // namespace
-
 DeferredGpuSource::DeferredGpuSource(const GpuOptions& options,
                                      const core::Calibration& calibration)
     : options_(options),
       calibration_(calibration),
-      wants_ranges_(attributes(options)),
+      wants_ranges_(attributes_to_ranges(options)),
       before_(std::make_unique<CudaEventTiming>(calibration.time_base())) {}
 
 DeferredGpuSource::~DeferredGpuSource() = default;

@@ -7,6 +7,11 @@
 
 namespace gpuprobe::gpu {
 
+bool attributes_to_ranges(const GpuOptions& options) {
+  return (options.kinds & (core::gpu_kind_bit(GpuActivityKind::kRuntimeApi) |
+                           core::gpu_kind_bit(GpuActivityKind::kDriverApi))) != 0;
+}
+
 std::unique_ptr<core::GpuSource> start_cupti_pipeline(const GpuOptions& options,
                                                       const core::Calibration& calibration,
                                                       bool inside_cuda_init, std::string* why) {
@@ -16,10 +21,8 @@ std::unique_ptr<core::GpuSource> start_cupti_pipeline(const GpuOptions& options,
   activity.inside_cuda_init = inside_cuda_init;
   std::unique_ptr<ActivitySource> backend = start_activity_source(activity, why);
   if (!backend) return nullptr;
-  // Attribution needs API records: they name the thread that launched the work.
-  const bool api = (options.kinds & (core::gpu_kind_bit(GpuActivityKind::kRuntimeApi) |
-                                     core::gpu_kind_bit(GpuActivityKind::kDriverApi))) != 0;
-  return std::make_unique<GpuPipeline>(std::move(backend), calibration.time_base(), api,
+  return std::make_unique<GpuPipeline>(std::move(backend), calibration.time_base(),
+                                       attributes_to_ranges(options),
                                        std::chrono::milliseconds(options.attribution_ms),
                                        BurstOptions{options.burst_on_ns, options.burst_every_ns,
                                                     core::read_ticks(calibration.source())});

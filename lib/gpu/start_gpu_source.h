@@ -23,6 +23,10 @@ struct StartedGpuSource {
 // initialization starts.
 StartedGpuSource start_gpu_source(const GpuOptions& options, const core::Calibration& calibration);
 
+// Whether the GPU pipeline attributes GPU work to ranges: it needs API records, which name the
+// thread that launched the work.
+bool attributes_to_ranges(const GpuOptions& options);
+
 // CUPTI and the GPU pipeline behind it; null, and why, when CUPTI does not start.
 // `inside_cuda_init`: called from the driver's initialization (the driver is not queried).
 std::unique_ptr<core::GpuSource> start_cupti_pipeline(const GpuOptions& options,
