@@ -92,6 +92,13 @@ void list_threads(std::map<long, Watched>* watched, long self, int* named) {
 void sample(std::map<long, Watched>* watched, bool every_thread) {
   const std::uint64_t gate = detail::gate_for(Category::kApp);
   for (auto& [tid, w] : *watched) {
+    // schedstat's time on a CPU is as of the scheduler's last accounting (up to a tick old
+    // for a thread running now); the thread's CPU clock adds what it has run since. The clock
+    // is read first: a thread that gets a CPU back between the two reads (this thread may wait
+    // for one in between) then has its wait in the sample and not yet its run — the other order
+    // gave a run with no wait before it, and the report put the wait after the run.
+    timespec cpu{};
+    const bool clocked = clock_gettime(thread_cpu_clock(tid), &cpu) == 0;
     char text[96];
     const ssize_t n = pread(w.fd, text, sizeof text - 1, 0);
     if (n <= 0) continue;  // the thread ended: the next listing closes it
@@ -99,10 +106,7 @@ void sample(std::map<long, Watched>* watched, bool every_thread) {
     char* end = nullptr;
     std::uint64_t running = std::strtoull(text, &end, 10);
     const std::uint64_t waiting = std::strtoull(end, nullptr, 10);
-    // schedstat's time on a CPU is as of the scheduler's last accounting (up to a tick old
-    // for a thread running now); the thread's CPU clock adds what it has run since.
-    timespec cpu{};
-    if (clock_gettime(thread_cpu_clock(tid), &cpu) == 0)
+    if (clocked)
       running = static_cast<std::uint64_t>(cpu.tv_sec) * 1'000'000'000u +
                 static_cast<std::uint64_t>(cpu.tv_nsec);
     const std::uint64_t now = gate != 0 ? detail::now_ticks(gate) : 0;
