@@ -155,12 +155,17 @@ const CallSite* message_site(nvtxDomainHandle_t domain, nvtxMessageType_t type,
   }
 }
 
-const CallSite* ascii_site(nvtxDomainHandle_t domain, const char* message) noexcept;
+struct ThreadState;
+ThreadState& this_thread() noexcept;
+const CallSite* ascii_site(ThreadState& ts, nvtxDomainHandle_t domain,
+                           const char* message) noexcept;
 
-const CallSite* attributes_site(nvtxDomainHandle_t domain,
+// The site for an event's attributes; `ts`: the calling thread's state (one TLS lookup a call,
+// made by the caller).
+const CallSite* attributes_site(ThreadState& ts, nvtxDomainHandle_t domain,
                                 const nvtxEventAttributes_t* a) noexcept {
   if (a == nullptr) return message_site(domain, NVTX_MESSAGE_UNKNOWN, nvtxMessageValue_t{});
-  if (a->messageType == NVTX_MESSAGE_TYPE_ASCII) return ascii_site(domain, a->message.ascii);
+  if (a->messageType == NVTX_MESSAGE_TYPE_ASCII) return ascii_site(ts, domain, a->message.ascii);
   return message_site(domain, static_cast<nvtxMessageType_t>(a->messageType), a->message);
 }
 
@@ -202,7 +207,15 @@ struct ThreadState {
 };
 __thread ThreadState t_state;
 
-void open_range(Pushed& p) noexcept {
+// This thread's state, its address computed once per call: without the empty asm, GCC computes a
+// dynamic-TLS address again (a call through its TLS descriptor) at uses after an inline rdtsc.
+ThreadState& this_thread() noexcept {
+  ThreadState* ts = &t_state;
+  asm("" : "+r"(ts));
+  return *ts;
+}
+
+GPUPROBE_ALWAYS_INLINE void open_range(Pushed& p) noexcept {
   detail::ThreadRing* tr = detail::ring_for(p.gate);
   if (tr == nullptr) {
     p.site = nullptr;  // the session ended or memory ran out
@@ -213,7 +226,7 @@ void open_range(Pushed& p) noexcept {
   p.begin = detail::now_ticks(p.gate);
 }
 
-void close_range(const Pushed& p) noexcept {
+GPUPROBE_ALWAYS_INLINE void close_range(const Pushed& p) noexcept {
   const std::uint64_t end = detail::now_ticks(p.gate);
   detail::ThreadRing* tr = detail::ring_for(p.gate);
   if (tr == nullptr) return;
@@ -222,11 +235,12 @@ void close_range(const Pushed& p) noexcept {
 }
 
 // NVTX's level of the range pushed: 0 for the outermost. The name is looked up only when a
-// session records.
+// session records: name(thread state).
 template <typename Name>
 int push(nvtxDomainHandle_t domain, Name&& name) noexcept {
   if (ignored(domain)) return 0;
-  PushStack& stack = t_state.stack;
+  ThreadState& ts = this_thread();
+  PushStack& stack = ts.stack;
   const std::uint32_t level = stack.depth++;
   if (level >= kMaxPushed) return static_cast<int>(level);
   Pushed& p = stack.ranges[level];
@@ -234,7 +248,7 @@ int push(nvtxDomainHandle_t domain, Name&& name) noexcept {
   p.gate = detail::gate_for(kNvtxCategory);
   p.site = nullptr;
   if (p.gate != 0) {
-    p.site = name();
+    p.site = name(ts);
     open_range(p);
   }
   return static_cast<int>(level);
@@ -242,7 +256,7 @@ int push(nvtxDomainHandle_t domain, Name&& name) noexcept {
 
 int pop(nvtxDomainHandle_t domain) noexcept {
   if (ignored(domain)) return 0;
-  PushStack& stack = t_state.stack;
+  PushStack& stack = this_thread().stack;
   if (stack.depth == 0) return -1;  // unbalanced: nothing to pop
   if (stack.depth > kMaxPushed) return static_cast<int>(--stack.depth);
   // The innermost range of the domain: the top one unless domains interleave.
@@ -256,13 +270,23 @@ int pop(nvtxDomainHandle_t domain) noexcept {
   return static_cast<int>(i);
 }
 
-const CallSite* ascii_site(nvtxDomainHandle_t domain, const char* message) noexcept {
+// Whether two texts are the same: inline, as the names compared are short (a call to strcmp
+// cost more than the compare).
+bool same_text(const char* a, const char* b) noexcept {
+  for (; *a == *b; ++a, ++b) {
+    if (*a == '\0') return true;
+  }
+  return false;
+}
+
+const CallSite* ascii_site(ThreadState& ts, nvtxDomainHandle_t domain,
+                           const char* message) noexcept {
   if (message == nullptr) return message_site(domain, NVTX_MESSAGE_UNKNOWN, nvtxMessageValue_t{});
   const std::uint32_t epoch = session_epoch();
-  NameSlot& slot = t_state.names[(reinterpret_cast<std::uintptr_t>(message) >> 3) % kNameSlots];
+  NameSlot& slot = ts.names[(reinterpret_cast<std::uintptr_t>(message) >> 3) % kNameSlots];
   const std::size_t prefix = domain != nullptr ? as_domain(domain)->prefix.size() : 0;
   if (slot.message == message && slot.domain == domain && slot.epoch == epoch &&
-      std::strcmp(slot.site->name + prefix, message) == 0)
+      same_text(slot.site->name + prefix, message))
     return slot.site;
   nvtxMessageValue_t m;
   m.ascii = message;
@@ -273,13 +297,13 @@ const CallSite* ascii_site(nvtxDomainHandle_t domain, const char* message) noexc
 }
 
 int NVTX_API push_ex(const nvtxEventAttributes_t* a) noexcept {
-  return push(nullptr, [a] { return attributes_site(nullptr, a); });
+  return push(nullptr, [a](ThreadState& ts) { return attributes_site(ts, nullptr, a); });
 }
 int NVTX_API push_a(const char* message) noexcept {
-  return push(nullptr, [message] { return ascii_site(nullptr, message); });
+  return push(nullptr, [message](ThreadState& ts) { return ascii_site(ts, nullptr, message); });
 }
 int NVTX_API push_w(const wchar_t* message) noexcept {
-  return push(nullptr, [message] {
+  return push(nullptr, [message](ThreadState&) {
     nvtxMessageValue_t m;
     m.unicode = message;
     return message_site(nullptr, NVTX_MESSAGE_TYPE_UNICODE, m);
@@ -287,7 +311,7 @@ int NVTX_API push_w(const wchar_t* message) noexcept {
 }
 int NVTX_API pop_default() noexcept { return pop(nullptr); }
 int NVTX_API domain_push_ex(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* a) noexcept {
-  return push(domain, [domain, a] { return attributes_site(domain, a); });
+  return push(domain, [domain, a](ThreadState& ts) { return attributes_site(ts, domain, a); });
 }
 int NVTX_API domain_pop(nvtxDomainHandle_t domain) noexcept { return pop(domain); }
 
@@ -325,8 +349,8 @@ nvtxRangeId_t start(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* a,
   if (ignored(domain)) return 0;
   const std::uint64_t gate = detail::gate_for(kNvtxCategory);
   if (gate == 0) return 0;  // id 0: its end does nothing
-  const CallSite* site =
-      a != nullptr ? attributes_site(domain, a) : message_site(domain, type, message);
+  const CallSite* site = a != nullptr ? attributes_site(this_thread(), domain, a)
+                                      : message_site(domain, type, message);
   const std::uint64_t begin = detail::now_ticks(gate);
   StartEnd& s = start_end();
   try {
@@ -400,7 +424,8 @@ void NVTX_API domain_end(nvtxDomainHandle_t, nvtxRangeId_t id) noexcept { end(id
 void mark(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* a, nvtxMessageType_t type,
           nvtxMessageValue_t message) noexcept {
   if (ignored(domain) || detail::gate_for(kNvtxCategory) == 0) return;
-  instant(a != nullptr ? *attributes_site(domain, a) : *message_site(domain, type, message));
+  instant(a != nullptr ? *attributes_site(this_thread(), domain, a)
+                       : *message_site(domain, type, message));
 }
 
 void NVTX_API mark_ex(const nvtxEventAttributes_t* a) noexcept {
