@@ -289,9 +289,18 @@ def report_files(output, since):
 
 
 def main(argv):
-    """`python -m gpuprobe ...`: only the run command here; the others are the C++ gpuprobe's."""
-    if not argv or argv[0] != "run":
-        sys.stderr.write("usage: python -m gpuprobe run [-o PATH] [-c CONFIG] [--] CMD ARGS...\n")
+    """`python -m gpuprobe ...`: the run command here; every other one (capture, report, info
+    ...) is the C++ gpuprobe's, which replaces this process with the same arguments (so that
+    its output, signals and exit status are the command's own)."""
+    if argv and argv[0] == "run":
+        options, command = parse(argv[1:])
+        return run(options, command)
+    from gpuprobe._report import cli
+    try:
+        command = cli()
+    except FileNotFoundError as e:
+        sys.stderr.write(f"gpuprobe: {e}\n")
         return 2
-    options, command = parse(argv[1:])
-    return run(options, command)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(command, [command, *argv])

@@ -1,5 +1,6 @@
 """`gpuprobe capture PID` on an unmodified PyTorch training script running under `gpuprobe run`
-(the issue's "a long-running script is captured twice"): each window is its own trace holding the
+(the issue's "a long-running script is captured twice", the second time by `python -m gpuprobe
+capture`): each window is its own trace holding the
 steps and module ranges of that window only, the program goes on undisturbed and writes its own
 trace at the end; a PID without gpuprobe is one clear line and a non-zero exit."""
 import json
@@ -45,8 +46,10 @@ def wait_for(path, timeout=120):
     raise AssertionError(f"{path} never written")
 
 
-def capture(pid, out, cwd, env):
-    return subprocess.run([str(CLI), "capture", str(pid), "--seconds", "1", "-o", str(out)],
+def capture(pid, out, cwd, env, module=False):
+    """`gpuprobe capture`, or with ``module`` `python -m gpuprobe capture` (the same command)."""
+    command = [sys.executable, "-m", "gpuprobe"] if module else [str(CLI)]
+    return subprocess.run(command + ["capture", str(pid), "--seconds", "1", "-o", str(out)],
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -65,8 +68,9 @@ def test_a_training_script_under_gpuprobe_run_is_captured_twice(tmp_path):
         pid = int(wait_for(pid_file))
         windows = []
         for i in range(2):
-            result = capture(pid, tmp_path / f"window{i}.json", tmp_path, env)
+            result = capture(pid, tmp_path / f"window{i}.json", tmp_path, env, module=i == 1)
             assert result.returncode == 0, result.stderr
+            assert str(tmp_path / f"window{i}.json") in result.stdout, result.stdout
             windows.append(tmp_path / f"window{i}.json")
     finally:
         stop.write_text("stop")
