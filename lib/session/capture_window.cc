@@ -7,7 +7,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 
 #include "base/output_file.h"
 #include "base/utc_time.h"
@@ -272,13 +275,32 @@ bool parse_window_seconds(std::string_view text, double* seconds, std::string* w
 }
 
 std::function<metrics::CaptureReply(std::string_view seconds)> capture_hook() {
-  return [](std::string_view text) {
+  // When the windows of the last hour began (at most kMaxHttpWindowsPerHour of them).
+  struct Started {
+    std::mutex mu;
+    std::deque<std::chrono::steady_clock::time_point> times;
+  };
+  auto started = std::make_shared<Started>();
+  return [started](std::string_view text) {
     metrics::CaptureReply reply;
     WindowRequest request;
     std::string why;
     if (!parse_window_seconds(text, &request.seconds, &why)) {
       reply.http_status = 400;
       reply.body = why + "\n";
+      return reply;
+    }
+    std::lock_guard<std::mutex> lock(started->mu);  // one request at a time past here
+    const auto now_steady = std::chrono::steady_clock::now();
+    auto& times = started->times;
+    while (!times.empty() && now_steady - times.front() >= std::chrono::hours(1)) times.pop_front();
+    if (times.size() >= static_cast<std::size_t>(kMaxHttpWindowsPerHour)) {
+      const auto wait = std::chrono::ceil<std::chrono::seconds>(times.front() +
+                                                                std::chrono::hours(1) - now_steady);
+      reply.http_status = 429;
+      reply.body = "at most " + std::to_string(kMaxHttpWindowsPerHour) +
+                   " windows an hour through POST /capture; the next in " +
+                   std::to_string(wait.count()) + " s (gpuprobe capture PID has no such limit)\n";
       return reply;
     }
     std::error_code ec;
@@ -296,6 +318,7 @@ std::function<metrics::CaptureReply(std::string_view seconds)> capture_hook() {
         request, [&paths](const std::string& p) { paths = p; }, nullptr, &busy);
     reply.http_status = s.ok() ? 202 : busy ? 409 : 503;
     reply.body = (s.ok() ? paths : s.message()) + "\n";
+    if (s.ok()) times.push_back(now_steady);
     return reply;
   };
 }

@@ -32,6 +32,11 @@ namespace gpuprobe::session {
 // The longest window that may be asked for, in seconds.
 inline constexpr double kMaxWindowSeconds = 600;
 
+// The most windows POST /capture starts in any hour (the control socket has no such limit: it
+// answers only its own user). Anyone on the host can reach the metrics port, and each window is
+// a file in the process's working directory; past it the request gets 429.
+inline constexpr int kMaxHttpWindowsPerHour = 20;
+
 // What a window is asked to write, and for how long.
 struct WindowRequest {
   double seconds = 10;  // (0, kMaxWindowSeconds]
@@ -133,7 +138,8 @@ void set_active_windows(std::shared_ptr<WindowControl> control);
 bool parse_window_seconds(std::string_view text, double* seconds, std::string* why);
 
 // POST /capture?seconds=N for the metrics outputs: starts a window written to
-// gpuprobe_capture_<UTC>_<host>_pid<PID>.json in the process's working directory.
+// gpuprobe_capture_<UTC>_<host>_pid<PID>.json in the process's working directory, at most
+// kMaxHttpWindowsPerHour an hour (the hook's own count).
 std::function<metrics::CaptureReply(std::string_view seconds)> capture_hook();
 
 // fork()'s child: the parent's WindowControl is forgotten, not stopped.

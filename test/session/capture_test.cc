@@ -372,6 +372,39 @@ TEST_CASE("POST /capture's hook starts a window in the working directory; busy a
   fs::current_path(cwd);
 }
 
+TEST_CASE("POST /capture starts at most kMaxHttpWindowsPerHour windows an hour, then says 429") {
+  Sandbox box;
+  const fs::path cwd = fs::current_path();
+  fs::current_path(box.root);
+  Session session("flush_ms=5,metrics=0");
+  REQUIRE(session.ok());
+  const auto hook = gpuprobe::session::capture_hook();
+  int started = 0;
+  // Each window short; a request while one runs is busy (409) and not counted.
+  for (int i = 0; i < 20000 && started < gpuprobe::session::kMaxHttpWindowsPerHour; ++i) {
+    const gpuprobe::metrics::CaptureReply reply = hook("0.001");
+    REQUIRE((reply.http_status == 202 || reply.http_status == 409));
+    if (reply.http_status == 202) ++started;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  REQUIRE(started == gpuprobe::session::kMaxHttpWindowsPerHour);
+  gpuprobe::metrics::CaptureReply past;
+  for (int i = 0; i < 20000; ++i) {  // past the last window's end, so that busy is not the answer
+    past = hook("0.001");
+    if (past.http_status != 409) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CHECK(past.http_status == 429);
+  CHECK(past.body.find("at most 20 windows an hour") != std::string::npos);
+  // The control socket is not limited.
+  const fs::path out = box.root / "socket.json";
+  Request by_socket(getpid(), 0.01, "chrome=" + out.string());
+  by_socket.thread.join();
+  CHECK(by_socket.status.ok());
+  REQUIRE(session.stop().ok());
+  fs::current_path(cwd);
+}
+
 #ifdef GPUPROBE_CLI
 namespace {
 // Runs the gpuprobe command with `args` (after `prefix`, a program that runs it); its exit
