@@ -556,14 +556,7 @@ bool bind_core2(const NvtxExportTableCallbacks& callbacks) noexcept {
 
 }  // namespace
 
-}  // namespace gpuprobe::core
-
-/// NVTX's entry point for a tool: binds the calling module's NVTX calls to gpuprobe. Returns 1
-/// on success, 0 (NVTX then makes the module's calls no-ops) when NVTX offers no callbacks or
-/// the module is gpuprobe's own NVTX export.
-extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
-    NvtxGetExportTableFunc_t get_export_table) {
-  using namespace gpuprobe::core;
+int bind_nvtx_tool(NvtxGetExportTableFunc_t get_export_table) noexcept {
   if (binding_own_nvtx() || get_export_table == nullptr) return 0;
   const auto* callbacks =
       static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
@@ -574,5 +567,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
   const bool core2 = bind_core2(*callbacks);
   return core || core2 ? 1 : 0;
 }
+
+}  // namespace gpuprobe::core
 
 #endif  // without the NVTX3 headers there is no tool interface to implement

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/notice.h"
+#include "core/nvtx_injection.h"
 #include "gpu/deferred_gpu_source.h"
 
 namespace gpuprobe::session {
@@ -44,25 +45,48 @@ std::vector<std::string> loaded_object_names() {
 
 using Entry = int (*)();
 
-// Calls `symbol` of the first other copy of gpuprobe that exports it and answers non-zero: the
-// program itself (linked with gpuprobe through its CMake target, which exports both entry
-// points from executables), then every shared object loaded (Python's gpuprobe._core).
-int ask_other_copies(const char* symbol, Entry own) {
+// Calls `visit(handle)` for each other place a copy of gpuprobe may be — the program itself
+// (linked with gpuprobe through its CMake target, which exports the entry points from
+// executables), then every shared object loaded (Python's gpuprobe._core) — until it returns
+// non-null, and returns that.
+template <typename Visit>
+void* each_other_copy(Visit&& visit) {
   if (void* program = dlopen(nullptr, RTLD_LAZY); program != nullptr) {
-    auto entry = reinterpret_cast<Entry>(dlsym(program, symbol));
-    const int answer = entry != nullptr && entry != own ? entry() : 0;
+    void* found = visit(program);
     dlclose(program);
-    if (answer != 0) return answer;
+    if (found != nullptr) return found;
   }
   for (const std::string& name : loaded_object_names()) {
+    // RTLD_NOLOAD: an object loaded already, so its code stays after this handle is closed.
     void* handle = dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD | RTLD_LOCAL);
     if (handle == nullptr) continue;
-    auto entry = reinterpret_cast<Entry>(dlsym(handle, symbol));
-    const int answer = entry != nullptr && entry != own ? entry() : 0;
+    void* found = visit(handle);
     dlclose(handle);
-    if (answer != 0) return answer;
+    if (found != nullptr) return found;
   }
-  return 0;
+  return nullptr;
+}
+
+// Calls `symbol` of the first other copy of gpuprobe that exports it and answers non-zero.
+int ask_other_copies(const char* symbol, Entry own) {
+  int answer = 0;
+  each_other_copy([&](void* handle) -> void* {
+    auto entry = reinterpret_cast<Entry>(dlsym(handle, symbol));
+    answer = entry != nullptr && entry != own ? entry() : 0;
+    return answer != 0 ? handle : nullptr;
+  });
+  return answer;
+}
+
+// `symbol` of the other copy of gpuprobe whose session records (nullptr: none does), not `own`.
+void* recording_copy_symbol(const char* symbol, const void* own) {
+  return each_other_copy([&](void* handle) -> void* {
+    auto running = reinterpret_cast<Entry>(dlsym(handle, "gpuprobe_session_running"));
+    if (running == nullptr || running == &gpuprobe_session_running || running() == 0)
+      return nullptr;
+    void* entry = dlsym(handle, symbol);
+    return entry != own ? entry : nullptr;
+  });
 }
 
 std::string real_path(const char* path) {
@@ -149,3 +173,22 @@ extern "C" int InitializeInjection(void) noexcept {
   }
   return 1;
 }
+
+#if GPUPROBE_HAVE_NVTX
+extern "C" int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) noexcept {
+  try {
+    // The copy NVTX loaded (libgpuprobe_nvtx.so, which gpuprobe run names for the whole process
+    // tree) has no session where another copy records — Python's gpuprobe._core: the NVTX calls
+    // go to that one, and native children still find the library in NVTX_INJECTION64_PATH.
+    if (gpuprobe_session_running() == 0) {
+      using NvtxEntry = int (*)(NvtxGetExportTableFunc_t);
+      if (auto other = reinterpret_cast<NvtxEntry>(gpuprobe::session::recording_copy_symbol(
+              "InitializeInjectionNvtx2",
+              reinterpret_cast<const void*>(&InitializeInjectionNvtx2))))
+        return other(get_export_table);
+    }
+  } catch (...) {
+  }
+  return gpuprobe::core::bind_nvtx_tool(get_export_table);
+}
+#endif

@@ -1,4 +1,4 @@
-// gpuprobe as a CUDA injection library. The CUDA driver loads the library that
+// gpuprobe as a CUDA and NVTX injection library. The CUDA driver loads the library that
 // CUDA_INJECTION64_PATH names when the program initializes CUDA (cuInit) and calls its
 // InitializeInjection(); `gpuprobe run` names libgpuprobe_nvtx.so there, so that CUPTI starts in
 // exactly the processes that use CUDA (`cupti_start=cuda`, gpu/deferred_gpu_source.h), before
@@ -6,8 +6,16 @@
 //
 // A process may hold two copies of gpuprobe: Python's gpuprobe._core, whose session records,
 // and libgpuprobe_nvtx.so, which the driver loads beside it. The copy without a session hands
-// the call to the other one (gpuprobe_on_cuda_init, which both export).
+// the call to the other one (gpuprobe_on_cuda_init, which both export). So does NVTX's entry,
+// InitializeInjectionNvtx2, which NVTX's loader calls at a module's first NVTX call in the
+// library NVTX_INJECTION64_PATH names: the copy without a session binds the module to the copy
+// whose session records (core/nvtx_injection.h), so that `gpuprobe run` can name one library
+// for Python processes and their native children alike.
 #pragma once
+
+#if GPUPROBE_HAVE_NVTX
+#include <nvtx3/nvToolsExt.h>
+#endif
 
 namespace gpuprobe::gpu {
 class DeferredGpuSource;
@@ -42,4 +50,12 @@ __attribute__((visibility("default"))) int InitializeInjection(void) noexcept;
 __attribute__((visibility("default"))) int gpuprobe_on_cuda_init(void) noexcept;
 // 1 while this copy has a session recording or starting (defined in session.cc).
 __attribute__((visibility("default"))) int gpuprobe_session_running(void) noexcept;
+#if GPUPROBE_HAVE_NVTX
+// NVTX's entry point for a tool: binds the calling module's NVTX calls to the copy of gpuprobe
+// that records (this one, unless it has no session and another has). 1 on success, 0 (NVTX then
+// makes the module's calls no-ops) when NVTX offers no callbacks or the module is gpuprobe's own
+// NVTX export.
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(
+    NvtxGetExportTableFunc_t get_export_table) noexcept;
+#endif
 }

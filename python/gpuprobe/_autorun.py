@@ -163,9 +163,10 @@ def _arm_nvtx():
     ranges the program and its libraries already carry become ranges of this session. Another
     tool named there already (Nsight Systems) keeps NVTX, and that is said once."""
     given = os.environ.get("NVTX_INJECTION64_PATH")
-    # The runner's libgpuprobe_nvtx.so, for native programs: this process's session is _core's.
+    # The runner's libgpuprobe_nvtx.so: it hands this process's NVTX calls to _core, whose
+    # session records, and is there for native children.
     if given and given == os.environ.get("GPUPROBE_RUN_INJECTION"):
-        given = None
+        return
     if given:
         if os.path.realpath(given) != os.path.realpath(_core.__file__):
             _say(f"NVTX ranges not recorded: NVTX_INJECTION64_PATH names another tool ({given})")

@@ -253,6 +253,45 @@ def test_nvtx_ranges_of_an_unmodified_script(tmp_path):
     assert "epoch" not in {e["name"] for e in load_events(tmp_path / "o.json")}
 
 
+def test_nvtx_of_a_python_program_and_of_its_native_child(tmp_path):
+    """One library in NVTX_INJECTION64_PATH serves the whole tree under `gpuprobe run`: in the
+    Python process it hands torch.cuda.nvtx's calls to the process's own session (gpuprobe._core:
+    one file, gpuprobe's own NVTX export not fed back), and a native program that process starts
+    (plain NVTX3, not linked with gpuprobe) records its ranges in a file of its own."""
+    import json
+
+    import pytest
+
+    from gpuprobe.run import injection_library
+
+    program = BUILD / "test" / "nvtx_program"
+    if not program.exists():
+        pytest.skip(f"no {program} (build the nvtx_program target)")
+    if injection_library(os.environ) is None:
+        pytest.skip("no libgpuprobe_nvtx.so installed beside the package")
+    parent = script(tmp_path, "parent.py", f"""
+        import subprocess
+        import torch
+        with torch.cuda.nvtx.range("parent epoch"):
+            subprocess.run([{str(program)!r}], check=True)
+        print("done")
+    """)
+    result = python_run("-o", tmp_path / "t-%p.json", sys.executable, parent, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "done\n"
+    listed = re.findall(r"^gpuprobe: wrote (.+)$", result.stderr, re.MULTILINE)
+    assert len(listed) == 2, result.stderr
+    traces = {path: json.loads(pathlib.Path(path).read_text()) for path in listed}
+    names = {path: {e["name"] for e in t["traceEvents"] if e.get("ph") == "X"}
+             for path, t in traces.items()}
+    (mine,) = [p for p in listed if "parent epoch" in names[p]]
+    (child,) = [p for p in listed if "outer" in names[p]]
+    assert mine != child
+    assert "outer" not in names[mine] and "parent epoch" not in names[child]
+    assert {"inner", "mylib: registered step"} <= names[child], sorted(names[child])
+    assert traces[mine]["gpuprobe"]["nvtx"] is False  # its own NVTX export declined
+
+
 def test_spawned_children_write_files_of_their_own(tmp_path):
     """multiprocessing's spawned workers (as torchrun's ranks and spawn-context DataLoader
     workers) are Python processes of their own: each starts its session from the same

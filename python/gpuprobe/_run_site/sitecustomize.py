@@ -8,13 +8,9 @@ def _import_autorun():
     import os
     import sys
 
-    # The runner's libgpuprobe_nvtx.so is for native programs: here the session is _core's, whose
-    # own NVTX export would load that other copy at the session's start. _autorun names _core as
-    # the NVTX tool instead; without gpuprobe, the path is put back for the program's children.
-    runner_library = os.environ.get("GPUPROBE_RUN_INJECTION")
-    nvtx = os.environ.get("NVTX_INJECTION64_PATH")
-    if runner_library and nvtx == runner_library:
-        del os.environ["NVTX_INJECTION64_PATH"]
+    # NVTX_INJECTION64_PATH stays the runner's libgpuprobe_nvtx.so: NVTX loads it here too, at
+    # the session's start, and it hands every module's NVTX calls to _core, whose session records
+    # (session/cuda_injection.h); the program's native children find it there for their own.
     try:
         try:
             from gpuprobe import _autorun
@@ -28,8 +24,6 @@ def _import_autorun():
             from gpuprobe import _autorun
         return _autorun
     except BaseException as e:  # noqa: BLE001 - the host program must start whatever happens
-        if runner_library and nvtx == runner_library:
-            os.environ["NVTX_INJECTION64_PATH"] = nvtx
         sys.stderr.write(f"gpuprobe run: gpuprobe could not be imported ({e!r}); not tracing\n")
         return None
 
