@@ -24,6 +24,8 @@
 // raises into the program: an error is reported as unraisable and the forward goes on.
 #include "module_hooks.h"
 
+#include <cstddef>
+#include <iterator>
 #include <utility>
 
 #include "gpuprobe/detail/gate.hpp"
@@ -253,15 +255,26 @@ PyObject* module_hooks_bind(PyObject*, PyObject* const* args, Py_ssize_t nargs) 
   Py_RETURN_NONE;
 }
 
-PyMethodDef kHooks[] = {
-    {"module_pre_hook", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(module_pre_hook)),
+// The two hooks, as they sit in an instrumented module's hook dicts. Each is bound to a str and
+// named __init__, so that pickling a module with its hooks (torch.save(model), which a program
+// may do while instrumented) writes getattr(that str, "__init__"): loaded anywhere, with or
+// without gpuprobe, it is str.__init__ of the text — a call that accepts any arguments, returns
+// None and keeps nothing, so the loaded module's forward is its own. The text says what it was.
+PyMethodDef kPickledAsInert[] = {
+    {"__init__", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(module_pre_hook)),
      METH_FASTCALL,
      "module_pre_hook(module, args, /)\n--\n\nThe forward pre-hook of an instrumented module: "
      "enters its range while a session records. Internal to gpuprobe.torch."},
-    {"module_post_hook", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(module_post_hook)),
+    {"__init__", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(module_post_hook)),
      METH_FASTCALL,
      "module_post_hook(module, args, output, /)\n--\n\nThe forward hook of an instrumented "
-     "module: exits the range its pre-hook entered. Internal to gpuprobe.torch."},
+     "module: exits the range its pre-hook entered. Internal to gpuprobe.torch."}};
+constexpr const char* kHookNames[] = {"module_pre_hook", "module_post_hook"};
+constexpr const char* kHookTexts[] = {
+    "gpuprobe.torch.instrument's forward pre-hook (a no-op once unpickled)",
+    "gpuprobe.torch.instrument's forward hook (a no-op once unpickled)"};
+
+PyMethodDef kHooks[] = {
     {"_module_hooks_bind",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(module_hooks_bind)), METH_FASTCALL,
      "_module_hooks_bind(ranges, is_grad_enabled, Tensor, run_node, partial, /)\n--\n\nGives the "
@@ -273,6 +286,14 @@ PyMethodDef kHooks[] = {
 }  // namespace
 
 void add_module_hooks(pybind11::module_& m) {
+  for (std::size_t i = 0; i < std::size(kPickledAsInert); ++i) {
+    PyObject* text = PyUnicode_FromString(kHookTexts[i]);
+    if (text == nullptr) throw pybind11::error_already_set();
+    PyObject* fn = PyCFunction_NewEx(&kPickledAsInert[i], text, nullptr);
+    Py_DECREF(text);
+    if (fn == nullptr) throw pybind11::error_already_set();
+    m.add_object(kHookNames[i], pybind11::reinterpret_steal<pybind11::object>(fn));
+  }
   for (PyMethodDef& def : kHooks) {
     if (def.ml_name == nullptr) break;
     PyObject* fn = PyCFunction_NewEx(&def, nullptr, m.attr("__name__").ptr());

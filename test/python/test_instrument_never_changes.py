@@ -276,3 +276,37 @@ def test_hook_errors_are_reported_and_interrupts_go_on(tmp_path):
         sys.unraisablehook = old_hook
         _RaisingTensor.error = ValueError
         handle.remove()
+
+
+def test_a_saved_instrumented_model_loads_without_gpuprobe(tmp_path):
+    """torch.save(model) of an instrumented model (its hooks pickled with it) loads in a process
+    that has no gpuprobe, and the loaded model computes what the original does; the hooks it
+    carries do nothing there. In this process the original still records."""
+    torchvision = pytest.importorskip("torchvision")
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(num_classes=10).eval()
+    gt.instrument(model)
+    x = torch.randn(2, 3, 64, 64)
+    with torch.no_grad():
+        expected = model(x)
+    torch.save(model, tmp_path / "model.pt")
+    torch.save((x, expected), tmp_path / "io.pt")
+    load = textwrap.dedent(f"""
+        import sys
+        sys.modules["gpuprobe"] = None  # not importable: the pickle must not need it
+        import torch
+        torch.set_num_threads(1)
+        model = torch.load({str(tmp_path / "model.pt")!r}, weights_only=False)
+        x, expected = torch.load({str(tmp_path / "io.pt")!r})
+        with torch.no_grad():
+            print(torch.equal(model(x), expected), len(model._forward_pre_hooks))
+    """)
+    done = subprocess.run([sys.executable, "-c", load], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "1"], done.stdout
+    trace = tmp_path / "t.json"
+    with gpuprobe.Session(f"chrome={trace}"):
+        with torch.no_grad():
+            model(x)
+    assert named(load_events(trace), "ResNet.layer1")

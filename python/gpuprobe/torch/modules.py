@@ -94,8 +94,9 @@ def instrument(model, *, backward=True, prefix=None):
     program computes or compiles: the hooks only observe, and code that torch.compile compiles
     runs none of them (said once on stderr; watch_compile() records the compiled graphs' runs).
     With no session recording, a module call costs its two hook calls, in C, and nothing more.
-    A module instrumented already keeps its first name. Returns a handle whose ``remove()``
-    undoes it."""
+    A module instrumented already keeps its first name. A model saved whole while instrumented
+    (``torch.save(model)``) loads without gpuprobe: its hooks pickle as no-ops (C hooks, torch
+    >= 2.5). Returns a handle whose ``remove()`` undoes it."""
     torch = _torch()
     if backward not in (True, False, "all"):
         raise ValueError(f"backward must be True, False or 'all', not {backward!r}")
