@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
 #include <vector>
 
 #include "formats/torch_events.h"
@@ -82,21 +85,47 @@ void name_table(std::FILE* o, const char* title, const std::vector<const NameSta
 
 // compare_modes()'s table: per torch.compile mode, what it cost and what it gained.
 void print_modes(const std::vector<analysis::CompileResult::ModeRow>& modes, std::FILE* o) {
-  const auto get = [](const analysis::CompileResult::ModeRow& m, const char* what) {
-    const auto it = m.values.find(what);
-    return it == m.values.end() ? -1.0 : it->second;
+  // The columns and their headings are formats::torch_events::kModeColumns'; "passed" is said
+  // after the row instead.
+  const auto get = [](const analysis::CompileResult::ModeRow& m, const te::ModeColumn& c) {
+    const auto it = m.values.find(c.mark);
+    return it == m.values.end() || (c.negative_unknown && it->second < 0) ? std::nan("")
+                                                                          : it->second * c.scale;
   };
-  std::fprintf(o, "  modes (compare_modes): %-16s %11s %13s %7s %12s %13s %6s\n", "mode",
-               "T_compile s", "T_execute ms", "S", "break-even", "max abs err", "breaks");
+  const auto shown = [](const te::ModeColumn& c) { return std::string_view(c.key) != "passed"; };
+  // A column as wide as its heading, and at least a number's width.
+  const auto width = [](const te::ModeColumn& c) {
+    return std::max(static_cast<int>(std::strlen(c.heading)), 8);
+  };
+  std::fprintf(o, "  modes (compare_modes): %-16s", "mode");
+  for (const te::ModeColumn& c : te::kModeColumns) {
+    if (shown(c)) std::fprintf(o, "  %*s", width(c), c.heading);
+  }
+  std::fputc('\n', o);
+  const te::ModeColumn& passed = *te::mode_column("passed");
   for (const auto& m : modes) {
-    const double even = get(m, "break-even calls");
-    const std::string calls =
-        even < 0 ? "never" : std::to_string(static_cast<long long>(std::ceil(even)));
-    std::fprintf(o, "                         %-16s %11.3f %13.4f %7.2f %12s %13.3g %6.0f%s\n",
-                 clip(m.mode, 16).c_str(), get(m, "compile seconds"),
-                 get(m, "execute seconds") * 1e3, get(m, "speedup"), calls.c_str(),
-                 get(m, "max abs error"), get(m, "graph breaks"),
-                 get(m, "passed") == 0 ? "  (outside the tolerance)" : "");
+    std::fprintf(o, "                         %-16s", clip(m.mode, 16).c_str());
+    for (const te::ModeColumn& c : te::kModeColumns) {
+      if (!shown(c)) continue;
+      const double v = get(m, c);
+      const std::string_view key = c.key;
+      char cell[32];
+      if (std::isnan(v)) {
+        std::snprintf(cell, sizeof cell, "%s", key == "break_even_calls" ? "never" : "-");
+      } else if (key == "break_even_calls" || key == "graph_breaks" || key == "compiles") {
+        std::snprintf(cell, sizeof cell, "%.0f", std::ceil(v));
+      } else if (key == "max_abs_error") {
+        std::snprintf(cell, sizeof cell, "%.3g", v);
+      } else {
+        std::snprintf(cell, sizeof cell,
+                      key == "execute_ms" ? "%.4f"
+                      : key == "speedup"  ? "%.2f"
+                                          : "%.3f",
+                      v);
+      }
+      std::fprintf(o, "  %*s", width(c), cell);
+    }
+    std::fprintf(o, "%s\n", get(m, passed) == 0 ? "  (outside the tolerance)" : "");
   }
 }
 

@@ -346,25 +346,20 @@ void Compile::write_json(const TraceContext& trace, nlohmann::json* report) cons
   j["break_even_runs"] = known(c.break_even_runs);
   json modes = json::array();
   for (const CompileResult::ModeRow& m : c.modes) {
-    const auto value = [&](const char* what, bool negative_unknown) {
-      const auto it = m.values.find(what);
-      return it == m.values.end() || (negative_unknown && it->second < 0) ? json(nullptr)
-                                                                          : json(it->second);
-    };
-    const json passed = value("passed", false);
-    modes.push_back({{"mode", m.mode},
-                     {"compile_seconds", value("compile seconds", false)},
-                     {"execute_ms", m.values.count("execute seconds")
-                                        ? json(m.values.at("execute seconds") * 1e3)
-                                        : json(nullptr)},
-                     {"speedup", value("speedup", false)},
-                     {"break_even_calls", value("break-even calls", true)},
-                     {"max_abs_error", value("max abs error", false)},
-                     {"passed", passed.is_null() ? passed : json(passed.get<double>() > 0)},
-                     {"graph_breaks", value("graph breaks", false)},
-                     {"compiles", value("compiles", false)}});
+    json row = {{"mode", m.mode}};
+    for (const te::ModeColumn& column : te::kModeColumns) {
+      const auto it = m.values.find(column.mark);
+      const bool unknown = it == m.values.end() || (column.negative_unknown && it->second < 0);
+      row[column.key] = unknown ? json(nullptr) : json(it->second * column.scale);
+    }
+    if (!row["passed"].is_null()) row["passed"] = row["passed"].get<double>() > 0;
+    modes.push_back(std::move(row));
   }
   j["modes"] = modes;
+  json columns = json::array();
+  for (const te::ModeColumn& column : te::kModeColumns)
+    columns.push_back({{"key", column.key}, {"heading", column.heading}});
+  j["mode_columns"] = columns;
   j["jax"] = {{"compiles", c.jax.compiles},           {"cache_loads", c.jax.loads},
               {"cache_hits", c.jax.cache_hits},       {"cache_misses", c.jax.cache_misses},
               {"phase_seconds", c.jax.phase_seconds}, {"phase_order", te::kJaxPhases}};

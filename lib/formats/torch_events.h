@@ -4,6 +4,8 @@
 // counted as a recompile because the two sides' strings shared a prefix).
 #pragma once
 
+#include <string_view>
+
 namespace gpuprobe::formats::torch_events {
 
 // torch.compile (category compile). A prefix is followed by the compile id as PyTorch writes it.
@@ -46,9 +48,41 @@ inline constexpr char kGraphOps[] = "compile graph ops";
 inline constexpr char kKernelsGenerated[] = "compile kernels generated";
 inline constexpr char kSpeedup[] = "compile speedup";
 // gpuprobe.torch.compare_modes(): a row per torch.compile mode, as counters "compile mode:
-// <mode>: <what>" — what: compile seconds, execute seconds, speedup, break-even calls (-1:
-// never), max abs error, passed (1 or 0), graph breaks, compiles.
+// <mode>: <mark>", a counter per column of kModeColumns.
 inline constexpr char kCompileMode[] = "compile mode: ";
+
+// compare_modes()'s columns, the one description its writer and every reader share: the field
+// of gpuprobe.torch.modes.ModeResult the column comes from (gpuprobe._core.mode_columns), the
+// mark its counter is named by, the key of the report's JSON row (compile.modes[]), which holds
+// the value times `scale`, the heading the report's text and page show (the page reads them
+// from compile.mode_columns), and whether a negative value means unknown ("never" for the
+// break-even count) — null in the JSON.
+struct ModeColumn {
+  const char* field;
+  const char* mark;
+  const char* key;
+  const char* heading;
+  double scale;
+  bool negative_unknown;
+};
+inline constexpr ModeColumn kModeColumns[] = {
+    {"compile_seconds", "compile seconds", "compile_seconds", "T_compile (s)", 1, false},
+    {"execute_seconds", "execute seconds", "execute_ms", "T_execute (ms)", 1e3, false},
+    {"speedup", "speedup", "speedup", "S", 1, false},
+    {"break_even_calls", "break-even calls", "break_even_calls", "break-even (calls)", 1, true},
+    {"max_abs_error", "max abs error", "max_abs_error", "max abs error", 1, false},
+    {"passed", "passed", "passed", "passed", 1, false},
+    {"graph_breaks", "graph breaks", "graph_breaks", "graph breaks", 1, false},
+    {"compiles", "compiles", "compiles", "compiles", 1, false},
+};
+// The column whose key is `key` (a reader's special cases name their column once); nullptr for
+// none.
+inline const ModeColumn* mode_column(std::string_view key) {
+  for (const ModeColumn& c : kModeColumns) {
+    if (key == c.key) return &c;
+  }
+  return nullptr;
+}
 
 // JAX (gpuprobe.jax.watch_compile(), category compile): a range "jax <phase>: <function>" per
 // phase of each compile — phases "trace", "lower", "backend compile", and "cache load" for a

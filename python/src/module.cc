@@ -440,6 +440,11 @@ PYBIND11_MODULE(_core, m) {
   for (const formats::torch_events::NamedEvent& e : formats::torch_events::kAll)
     event_names[e.key] = e.name;
   m.attr("event_names") = event_names;
+  // compare_modes()'s columns: (ModeResult field, counter mark), in the report's order.
+  py::list mode_columns;
+  for (const formats::torch_events::ModeColumn& c : formats::torch_events::kModeColumns)
+    mode_columns.append(py::make_tuple(c.field, c.mark));
+  m.attr("mode_columns") = mode_columns;
   m.def("_set_decorate", [](py::object fn) {
     Py_XDECREF(g_decorate);
     g_decorate = fn.release().ptr();

@@ -66,19 +66,20 @@
         phases.map(([phase, s]) => ({ phase, ms: s * 1e3 }))));
     }
     if ((c.modes || []).length) {
-      out.push(el("h3", {}, "Compile modes (compare_modes)"), table("mode-table", [
-        { key: "mode", label: "mode" },
-        { key: "compile_seconds", label: "T_compile (s)", num: true },
-        { key: "execute_ms", label: "T_execute (ms)", num: true, digits: 4 },
-        { key: "speedup", label: "S", num: true, digits: 2 },
-        { key: "break_even", label: "break-even (calls)", num: true,
-          cell: (r) => (r.break_even === Infinity ? "never" : String(r.break_even)) },
-        { key: "max_abs_error", label: "max abs error", num: true,
-          cell: (r) => r.max_abs_error === null ? "–" : r.max_abs_error.toPrecision(3) +
-            (r.passed === false ? " (fails)" : "") },
-        { key: "graph_breaks", label: "graph breaks", num: true, digits: 0 },
-      ], c.modes.map((m) => ({ ...m,
-        break_even: m.break_even_calls === null ? Infinity : Math.ceil(m.break_even_calls) }))));
+      // The columns and their headings are the report's (compile.mode_columns, one list with
+      // its text and the counters compare_modes() writes); "passed" is said in the error's cell.
+      const digits = { execute_ms: 4, speedup: 2, graph_breaks: 0, compiles: 0 };
+      const cells = {
+        break_even_calls: (r) => (r.break_even === Infinity ? "never" : String(r.break_even)),
+        max_abs_error: (r) => r.max_abs_error === null ? "–" : r.max_abs_error.toPrecision(3) +
+          (r.passed === false ? " (fails)" : ""),
+      };
+      const columns = (c.mode_columns || []).filter((col) => col.key !== "passed")
+        .map((col) => ({ key: col.key === "break_even_calls" ? "break_even" : col.key,
+          label: col.heading, num: true, digits: digits[col.key], cell: cells[col.key] }));
+      out.push(el("h3", {}, "Compile modes (compare_modes)"), table("mode-table",
+        [{ key: "mode", label: "mode" }, ...columns], c.modes.map((m) => ({ ...m,
+          break_even: m.break_even_calls === null ? Infinity : Math.ceil(m.break_even_calls) }))));
     }
     if ((c.cache_misses_explained || []).length) {
       out.push(el("h3", {}, "Cache misses and what changed"),

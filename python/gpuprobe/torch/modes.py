@@ -90,17 +90,13 @@ def _calls(n):
 
 
 def _record(result):
-    """The mode's row as counters, for the report's compile section."""
+    """The mode's row as counters, for the report's compile section: a counter per column of
+    the report's table (_core.mode_columns: the field and the counter's mark, one list for
+    writer and reader); an infinite value (a break-even never reached) as -1."""
     prefix = f"{EVENTS['compile_mode']}{result.mode}: "
-    for what, value in (("compile seconds", result.compile_seconds),
-                        ("execute seconds", result.execute_seconds),
-                        ("speedup", result.speedup),
-                        ("break-even calls", result.break_even_calls),
-                        ("max abs error", result.max_abs_error),
-                        ("passed", 1.0 if result.passed else 0.0),
-                        ("graph breaks", result.graph_breaks),
-                        ("compiles", result.compiles)):
-        _core.counter(prefix + what, float(value) if not math.isinf(value) else -1.0, "compile")
+    for field, mark in _core.mode_columns:
+        value = float(getattr(result, field))
+        _core.counter(prefix + mark, value if not math.isinf(value) else -1.0, "compile")
 
 
 def compare_modes(fn, *inputs, modes=MODES, rtol=1e-4, atol=1e-5, warmup=3, rounds=10,
