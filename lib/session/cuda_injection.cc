@@ -78,15 +78,20 @@ int ask_other_copies(const char* symbol, Entry own) {
   return answer;
 }
 
-// `symbol` of the other copy of gpuprobe whose session records (nullptr: none does), not `own`.
-void* recording_copy_symbol(const char* symbol, const void* own) {
-  return each_other_copy([&](void* handle) -> void* {
+// `symbol` of another copy of gpuprobe, not `own`: of the one whose session records, else (with
+// `any_copy`) of the first that exports it; nullptr when none.
+void* other_copy_symbol(const char* symbol, const void* own, bool any_copy) {
+  void* idle = nullptr;  // the first copy found without a session, for any_copy
+  void* recording = each_other_copy([&](void* handle) -> void* {
     auto running = reinterpret_cast<Entry>(dlsym(handle, "gpuprobe_session_running"));
-    if (running == nullptr || running == &gpuprobe_session_running || running() == 0)
-      return nullptr;
+    if (running == nullptr || running == &gpuprobe_session_running) return nullptr;
     void* entry = dlsym(handle, symbol);
-    return entry != own ? entry : nullptr;
+    if (entry == nullptr || entry == own) return nullptr;
+    if (running() != 0) return entry;
+    if (idle == nullptr) idle = entry;
+    return nullptr;
   });
+  return recording != nullptr ? recording : any_copy ? idle : nullptr;
 }
 
 std::string real_path(const char* path) {
@@ -118,9 +123,13 @@ void forget_cuda_init_target_in_child() noexcept {
   g_activating.store(0, std::memory_order_relaxed);
 }
 
-bool another_copy_records() noexcept {
+bool another_copy_loaded() noexcept {
   try {
-    return ask_other_copies("gpuprobe_session_running", &gpuprobe_session_running) != 0;
+    return each_other_copy([](void* handle) -> void* {
+             void* running = dlsym(handle, "gpuprobe_session_running");
+             return running != reinterpret_cast<void*>(&gpuprobe_session_running) ? running
+                                                                                  : nullptr;
+           }) != nullptr;
   } catch (...) {
     return false;
   }
@@ -175,16 +184,22 @@ extern "C" int InitializeInjection(void) noexcept {
 }
 
 #if GPUPROBE_HAVE_NVTX
+extern "C" int gpuprobe_bind_nvtx_tool(NvtxGetExportTableFunc_t get_export_table) noexcept {
+  return gpuprobe::core::bind_nvtx_tool(get_export_table);
+}
+
 extern "C" int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) noexcept {
   try {
     // The copy NVTX loaded (libgpuprobe_nvtx.so, which gpuprobe run names for the whole process
-    // tree) has no session where another copy records — Python's gpuprobe._core: the NVTX calls
-    // go to that one, and native children still find the library in NVTX_INJECTION64_PATH.
+    // tree) has no session where another copy is there — Python's gpuprobe._core: NVTX goes to
+    // that one, the one recording if several, even when none records yet (a module binds once,
+    // at its first NVTX call; its later sessions are the other copy's). Native children still
+    // find the library in NVTX_INJECTION64_PATH.
     if (gpuprobe_session_running() == 0) {
-      using NvtxEntry = int (*)(NvtxGetExportTableFunc_t);
-      if (auto other = reinterpret_cast<NvtxEntry>(gpuprobe::session::recording_copy_symbol(
-              "InitializeInjectionNvtx2",
-              reinterpret_cast<const void*>(&InitializeInjectionNvtx2))))
+      using Bind = int (*)(NvtxGetExportTableFunc_t);
+      if (auto other = reinterpret_cast<Bind>(gpuprobe::session::other_copy_symbol(
+              "gpuprobe_bind_nvtx_tool", reinterpret_cast<const void*>(&gpuprobe_bind_nvtx_tool),
+              /*any_copy=*/true)))
         return other(get_export_table);
     }
   } catch (...) {

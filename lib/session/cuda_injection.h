@@ -30,10 +30,10 @@ void set_cuda_init_target(gpu::DeferredGpuSource* source) noexcept;
 // fork()'s child: no session records there; the parent's target is forgotten.
 void forget_cuda_init_target_in_child() noexcept;
 
-// Whether another copy of gpuprobe in this process (the program linked with it, Python's
-// gpuprobe._core) has a session recording or starting: the environment's session of a copy
-// loaded later (libgpuprobe_nvtx.so, by the CUDA driver or NVTX) then stands down.
-bool another_copy_records() noexcept;
+// Whether another copy of gpuprobe is in this process at all, recording or not: the
+// environment's session of a copy loaded later stands down (in a fork()'s child, where the
+// parent's copy records nothing, it would otherwise start a session of its own there).
+bool another_copy_loaded() noexcept;
 
 // Whether CUDA_INJECTION64_PATH names this very copy: the driver will call its
 // InitializeInjection at cuInit (and may be inside cuInit now, where the driver is not asked
@@ -51,11 +51,14 @@ __attribute__((visibility("default"))) int gpuprobe_on_cuda_init(void) noexcept;
 // 1 while this copy has a session recording or starting (defined in session.cc).
 __attribute__((visibility("default"))) int gpuprobe_session_running(void) noexcept;
 #if GPUPROBE_HAVE_NVTX
-// NVTX's entry point for a tool: binds the calling module's NVTX calls to the copy of gpuprobe
-// that records (this one, unless it has no session and another has). 1 on success, 0 (NVTX then
-// makes the module's calls no-ops) when NVTX offers no callbacks or the module is gpuprobe's own
-// NVTX export.
+// NVTX's entry point for a tool: binds the calling module's NVTX calls to this copy of gpuprobe,
+// or, when it has no session and another copy is loaded, to that one (the one recording, if
+// several) through its gpuprobe_bind_nvtx_tool. 1 on success, 0 (NVTX then makes the module's
+// calls no-ops) when NVTX offers no callbacks or the module is gpuprobe's own NVTX export.
 __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
+    NvtxGetExportTableFunc_t get_export_table) noexcept;
+// This copy's part, which never hands over (so two copies cannot hand a module to each other).
+__attribute__((visibility("default"))) int gpuprobe_bind_nvtx_tool(
     NvtxGetExportTableFunc_t get_export_table) noexcept;
 #endif
 }

@@ -66,11 +66,12 @@ class EnvironmentSession {
     const char* config = std::getenv("GPUPROBE");
     if (config == nullptr || *config == '\0') return;
     // Another copy of gpuprobe in this process (Python's gpuprobe._core, a program linked with
-    // gpuprobe) records already: this one, loaded later as the CUDA or NVTX tool, stands down
-    // rather than write the same files a second time. (Asked of the copies themselves, not
-    // through the environment: setenv here could race the program's threads, and an exec()
-    // keeps the environment but not the copies.)
-    if (session::another_copy_records()) return;
+    // gpuprobe) has the environment's session, or had it (a fork()'s child, where the parent's
+    // session stopped): this one, loaded later as the CUDA or NVTX tool, stands down rather
+    // than write the same files a second time or start a session the program's own copy
+    // declined. (Asked of the copies themselves, not through the environment: setenv here could
+    // race the program's threads, and an exec() keeps the environment but not the copies.)
+    if (session::another_copy_loaded()) return;
     session::set_starting_from_environment(true);
     session_ = std::make_unique<Session>(config_for_this_process(config));
     session::set_starting_from_environment(false);

@@ -295,12 +295,18 @@ def main(argv):
     if argv and argv[0] == "run":
         options, command = parse(argv[1:])
         return run(options, command)
+    import shutil
+
     from gpuprobe._report import cli
     try:
-        command = cli()
-    except FileNotFoundError as e:
-        sys.stderr.write(f"gpuprobe: {e}\n")
-        return 2
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execv(command, [command, *argv])
+        command = shutil.which(cli()) or cli()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # As a shell would start it: Python ignores SIGPIPE and SIGXFSZ, and exec keeps that.
+        for name in ("SIGPIPE", "SIGXFSZ"):
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_DFL)
+        os.execv(command, [command, *argv])
+    except (OSError, FileNotFoundError) as e:
+        sys.stderr.write(f"gpuprobe: the gpuprobe command could not be run: {e}\n")
+        return 127 if isinstance(e, FileNotFoundError) else 126

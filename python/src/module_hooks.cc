@@ -263,16 +263,17 @@ PyObject* module_hooks_bind(PyObject*, PyObject* const* args, Py_ssize_t nargs) 
 PyMethodDef kPickledAsInert[] = {
     {"__init__", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(module_pre_hook)),
      METH_FASTCALL,
-     "module_pre_hook(module, args, /)\n--\n\nThe forward pre-hook of an instrumented module: "
-     "enters its range while a session records. Internal to gpuprobe.torch."},
+     "__init__(module, args, /)\n--\n\nThe forward pre-hook of an instrumented module "
+     "(_core.module_pre_hook): enters its range while a session records. Internal to "
+     "gpuprobe.torch."},
     {"__init__", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(module_post_hook)),
      METH_FASTCALL,
-     "module_post_hook(module, args, output, /)\n--\n\nThe forward hook of an instrumented "
-     "module: exits the range its pre-hook entered. Internal to gpuprobe.torch."}};
+     "__init__(module, args, output, /)\n--\n\nThe forward hook of an instrumented module "
+     "(_core.module_post_hook): exits the range its pre-hook entered. Internal to "
+     "gpuprobe.torch."}};
 constexpr const char* kHookNames[] = {"module_pre_hook", "module_post_hook"};
-constexpr const char* kHookTexts[] = {
-    "gpuprobe.torch.instrument's forward pre-hook (a no-op once unpickled)",
-    "gpuprobe.torch.instrument's forward hook (a no-op once unpickled)"};
+constexpr const char* kHookTexts[] = {"gpuprobe.torch.instrument's forward pre-hook",
+                                      "gpuprobe.torch.instrument's forward hook"};
 
 PyMethodDef kHooks[] = {
     {"_module_hooks_bind",

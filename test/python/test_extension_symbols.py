@@ -26,8 +26,9 @@ def test_the_extension_exports_its_init_function_and_no_code_of_its_own():
     assert ("InitializeInjectionNvtx2" in exported) == _core._nvtx_tool
     assert ("gpuprobe_on_cuda_init" in exported) == _core._nvtx_tool
     assert ("gpuprobe_session_running" in exported) == _core._nvtx_tool
-    entry_points = ("PyInit__core", "InitializeInjectionNvtx2", "gpuprobe_on_cuda_init",
-                    "gpuprobe_session_running")
+    assert ("gpuprobe_bind_nvtx_tool" in exported) == _core._nvtx_tool
+    entry_points = ("PyInit__core", "InitializeInjectionNvtx2", "gpuprobe_bind_nvtx_tool",
+                    "gpuprobe_on_cuda_init", "gpuprobe_session_running")
     # Besides it, only what the C++ standard library's headers give default visibility to:
     # std templates instantiated here and their local statics (_ZSt, _ZNSt, _ZNKSt, _ZZNSt) and
     # type information (_ZT), which are the same in every module built against this libstdc++.
@@ -38,7 +39,8 @@ def test_the_extension_exports_its_init_function_and_no_code_of_its_own():
                                capture_output=True, text=True).stdout
     demangled = "\n".join(line for line in demangled.splitlines()
                           if not line.endswith((" gpuprobe_on_cuda_init",
-                                                " gpuprobe_session_running")))
+                                                " gpuprobe_session_running",
+                                                " gpuprobe_bind_nvtx_tool")))
     for foreign in ("gpuprobe", "pybind11", "nlohmann", "deflate", "inflate"):
         assert foreign not in demangled, foreign
 
