@@ -79,6 +79,15 @@ void record_until(const std::atomic<bool>& done) {
 }
 
 // Runs a request on a thread of its own while this one records.
+// The process's working directory is `dir` while this lives (a failed REQUIRE included).
+struct InDirectory {
+  fs::path old = fs::current_path();
+  explicit InDirectory(const fs::path& dir) { fs::current_path(dir); }
+  ~InDirectory() { fs::current_path(old); }
+  InDirectory(const InDirectory&) = delete;
+  InDirectory& operator=(const InDirectory&) = delete;
+};
+
 struct Request {
   std::atomic<bool> done{false};
   std::atomic<bool> started{false};
@@ -342,8 +351,7 @@ TEST_CASE("bad requests get one clear line") {
 
 TEST_CASE("POST /capture's hook starts a window in the working directory; busy and bad seconds") {
   Sandbox box;
-  const fs::path cwd = fs::current_path();
-  fs::current_path(box.root);
+  InDirectory here(box.root);
   {
     // Without a control socket or a metrics port, nothing can ask: the session takes no window.
     Session none("flush_ms=5,control=off");
@@ -369,13 +377,11 @@ TEST_CASE("POST /capture's hook starts a window in the working directory; busy a
   CHECK(fs::exists(out));
   REQUIRE(session.stop().ok());
   CHECK(hook("1").http_status == 503);
-  fs::current_path(cwd);
 }
 
 TEST_CASE("POST /capture starts at most kMaxHttpWindowsPerHour windows an hour, then says 429") {
   Sandbox box;
-  const fs::path cwd = fs::current_path();
-  fs::current_path(box.root);
+  InDirectory here(box.root);
   Session session("flush_ms=5,metrics=0");
   REQUIRE(session.ok());
   const auto hook = gpuprobe::session::capture_hook();
@@ -408,7 +414,6 @@ TEST_CASE("POST /capture starts at most kMaxHttpWindowsPerHour windows an hour, 
   CHECK(by_socket.ok());
   INFO(by_socket.message());
   REQUIRE(session.stop().ok());
-  fs::current_path(cwd);
 }
 
 #ifdef GPUPROBE_CLI
