@@ -78,10 +78,10 @@ int ask_other_copies(const char* symbol, Entry own) {
   return answer;
 }
 
-// `symbol` of another copy of gpuprobe, not `own`: of the one whose session records, else (with
-// `any_copy`) of the first that exports it; nullptr when none.
-void* other_copy_symbol(const char* symbol, const void* own, bool any_copy) {
-  void* idle = nullptr;  // the first copy found without a session, for any_copy
+// `symbol` of another copy of gpuprobe, not `own`: of the one whose session records, else of the
+// first that exports it; nullptr when none.
+void* other_copy_symbol(const char* symbol, const void* own) {
+  void* idle = nullptr;  // the first copy found without a session
   void* recording = each_other_copy([&](void* handle) -> void* {
     auto running = reinterpret_cast<Entry>(dlsym(handle, "gpuprobe_session_running"));
     if (running == nullptr || running == &gpuprobe_session_running) return nullptr;
@@ -91,7 +91,7 @@ void* other_copy_symbol(const char* symbol, const void* own, bool any_copy) {
     if (idle == nullptr) idle = entry;
     return nullptr;
   });
-  return recording != nullptr ? recording : any_copy ? idle : nullptr;
+  return recording != nullptr ? recording : idle;
 }
 
 std::string real_path(const char* path) {
@@ -198,8 +198,7 @@ extern "C" int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_tabl
     if (gpuprobe_session_running() == 0) {
       using Bind = int (*)(NvtxGetExportTableFunc_t);
       if (auto other = reinterpret_cast<Bind>(gpuprobe::session::other_copy_symbol(
-              "gpuprobe_bind_nvtx_tool", reinterpret_cast<const void*>(&gpuprobe_bind_nvtx_tool),
-              /*any_copy=*/true)))
+              "gpuprobe_bind_nvtx_tool", reinterpret_cast<const void*>(&gpuprobe_bind_nvtx_tool))))
         return other(get_export_table);
     }
   } catch (...) {
