@@ -7,13 +7,13 @@
 #include <string_view>
 #include <vector>
 
-#include "formats/torch_events.h"
+#include "formats/framework_events.h"
 
 namespace gpuprobe::tools {
 namespace {
 
 using analysis::NameStats;
-namespace te = formats::torch_events;
+namespace fe = formats::framework_events;
 
 // What the allocator did within an outlier and its state then, when there is anything to say.
 void print_outlier_memory(std::FILE* o, const analysis::OutlierMemory& m) {
@@ -85,27 +85,27 @@ void name_table(std::FILE* o, const char* title, const std::vector<const NameSta
 
 // compare_modes()'s table: per torch.compile mode, what it cost and what it gained.
 void print_modes(const std::vector<analysis::CompileResult::ModeRow>& modes, std::FILE* o) {
-  // The columns and their headings are formats::torch_events::kModeColumns'; "passed" is said
+  // The columns and their headings are formats::framework_events::kModeColumns'; "passed" is said
   // after the row instead.
-  const auto get = [](const analysis::CompileResult::ModeRow& m, const te::ModeColumn& c) {
+  const auto get = [](const analysis::CompileResult::ModeRow& m, const fe::ModeColumn& c) {
     const auto it = m.values.find(c.mark);
     return it == m.values.end() || (c.negative_unknown && it->second < 0) ? std::nan("")
                                                                           : it->second * c.scale;
   };
-  const auto shown = [](const te::ModeColumn& c) { return std::string_view(c.key) != "passed"; };
+  const auto shown = [](const fe::ModeColumn& c) { return std::string_view(c.key) != "passed"; };
   // A column as wide as its heading, and at least a number's width.
-  const auto width = [](const te::ModeColumn& c) {
+  const auto width = [](const fe::ModeColumn& c) {
     return std::max(static_cast<int>(std::strlen(c.heading)), 8);
   };
   std::fprintf(o, "  modes (compare_modes): %-16s", "mode");
-  for (const te::ModeColumn& c : te::kModeColumns) {
+  for (const fe::ModeColumn& c : fe::kModeColumns) {
     if (shown(c)) std::fprintf(o, "  %*s", width(c), c.heading);
   }
   std::fputc('\n', o);
-  const te::ModeColumn& passed = *te::mode_column("passed");
+  const fe::ModeColumn& passed = *fe::mode_column("passed");
   for (const auto& m : modes) {
     std::fprintf(o, "                         %-16s", clip(m.mode, 16).c_str());
-    for (const te::ModeColumn& c : te::kModeColumns) {
+    for (const fe::ModeColumn& c : fe::kModeColumns) {
       if (!shown(c)) continue;
       const double v = get(m, c);
       const std::string_view key = c.key;
@@ -388,10 +388,10 @@ void print_report(const analysis::ReportResult& r, const TextOptions& opt, std::
       jax.compiles + jax.loads + jax.cache_hits + jax.cache_misses > 0) {
     double compile_s = 0;
     for (const auto& [phase, s] : jax.phase_seconds)
-      compile_s += phase == te::kJaxCacheLoad ? 0 : s;
+      compile_s += phase == fe::kJaxCacheLoad ? 0 : s;
     std::fprintf(o, "\nJAX: %llu compiles, %.3f ms compiling",
                  static_cast<unsigned long long>(jax.compiles), compile_s * 1e3);
-    for (const char* phase : te::kJaxPhases) {
+    for (const char* phase : fe::kJaxPhases) {
       const auto it = jax.phase_seconds.find(phase);
       if (it != jax.phase_seconds.end()) std::fprintf(o, "; %s %.3f ms", phase, it->second * 1e3);
     }

@@ -7,12 +7,12 @@
 
 #include "analysis/name_stats.h"
 #include "formats/compile_marks.h"
-#include "formats/torch_events.h"
+#include "formats/framework_events.h"
 
 namespace gpuprobe::analysis {
 namespace {
 
-namespace te = formats::torch_events;
+namespace fe = formats::framework_events;
 
 bool starts_with(const char* s, std::string_view prefix) {
   return std::strncmp(s, prefix.data(), prefix.size()) == 0;
@@ -28,14 +28,14 @@ constexpr std::string_view kProfilerFrameCompileData = "entire_frame_compile_dat
 bool is_frame_compile(const CallSite& site) {
   // A compile's phases are ranges inside it, not compiles; other compilers' are counted apart.
   if (site.category == Category::kCompile)
-    return !starts_with(site.name, te::kCompilePhase) && !is_other_compile(site);
+    return !starts_with(site.name, fe::kCompilePhase) && !is_other_compile(site);
   return site.name == kProfilerFrameCompile;
 }
 
 bool is_other_compile(const CallSite& site) {
   return site.category == Category::kCompile &&
-         (starts_with(site.name, te::kJax) || starts_with(site.name, te::kTritonCompile) ||
-          starts_with(site.name, te::kTritonCacheLoad));
+         (starts_with(site.name, fe::kJax) || starts_with(site.name, fe::kTritonCompile) ||
+          starts_with(site.name, fe::kTritonCacheLoad));
 }
 
 void Compile::RunsAfter::add(std::int64_t begin) {
@@ -83,18 +83,18 @@ void Compile::Runs::flush() {
 // recompile.
 void Compile::add_mark(const char* name) {
   CompileResult& c = result_;
-  if (starts_with(name, te::kRecompileLimitHit)) {
+  if (starts_with(name, fe::kRecompileLimitHit)) {
     c.limit_hits.emplace_back(name);
   } else if (formats::RecompileMark recompile; formats::parse_recompile_mark(name, &recompile)) {
-    c.recompiles.emplace_back(name + sizeof te::kRecompile - 1);
-  } else if (starts_with(name, te::kRestart)) {
-    c.restarts.emplace_back(name + sizeof te::kRestart - 1);
-  } else if (starts_with(name, te::kEagerFallback)) {
-    c.fallbacks.emplace_back(name + sizeof te::kEagerFallback - 1);
-  } else if (starts_with(name, te::kGraphBreak)) {
-    c.graph_breaks[name + sizeof te::kGraphBreak - 1]++;
-  } else if (starts_with(name, te::kGeneratedCode)) {
-    add_generated_code(name + sizeof te::kGeneratedCode - 1);
+    c.recompiles.emplace_back(name + sizeof fe::kRecompile - 1);
+  } else if (starts_with(name, fe::kRestart)) {
+    c.restarts.emplace_back(name + sizeof fe::kRestart - 1);
+  } else if (starts_with(name, fe::kEagerFallback)) {
+    c.fallbacks.emplace_back(name + sizeof fe::kEagerFallback - 1);
+  } else if (starts_with(name, fe::kGraphBreak)) {
+    c.graph_breaks[name + sizeof fe::kGraphBreak - 1]++;
+  } else if (starts_with(name, fe::kGeneratedCode)) {
+    add_generated_code(name + sizeof fe::kGeneratedCode - 1);
   } else if (formats::CacheMark mark; formats::parse_cache_mark(name, &mark)) {
     CompileResult::CacheLayer& layer = c.cache_layers[std::string(mark.layer)];
     if (mark.hit) {
@@ -161,31 +161,31 @@ void Compile::add(const ReportEvent& r) {
   // By name alone: a Perfetto trace's counter tracks carry no category.
   if (e.type == EventType::kCounter) {
     const std::string_view name = e.site->name;
-    if (starts_with(e.site->name, te::kCompileMode)) {
-      add_mode_value(name.substr(sizeof te::kCompileMode - 1), e.value);
+    if (starts_with(e.site->name, fe::kCompileMode)) {
+      add_mode_value(name.substr(sizeof fe::kCompileMode - 1), e.value);
       return;
     }
-    if (starts_with(e.site->name, te::kTritonStageSeconds)) {
-      c.triton.stage_seconds[std::string(name.substr(sizeof te::kTritonStageSeconds - 1))] =
+    if (starts_with(e.site->name, fe::kTritonStageSeconds)) {
+      c.triton.stage_seconds[std::string(name.substr(sizeof fe::kTritonStageSeconds - 1))] =
           e.value;  // totals: the last value is the answer
       return;
     }
-    if (starts_with(e.site->name, te::kCompilePhaseSeconds)) {
-      c.phase_seconds[std::string(name.substr(sizeof te::kCompilePhaseSeconds - 1))] = e.value;
+    if (starts_with(e.site->name, fe::kCompilePhaseSeconds)) {
+      c.phase_seconds[std::string(name.substr(sizeof fe::kCompilePhaseSeconds - 1))] = e.value;
       return;
     }
-    double* slot = name == te::kCacheHits          ? &c.cache_hits
-                   : name == te::kCacheMisses      ? &c.cache_misses
-                   : name == te::kGraphOps         ? &c.graph_ops
-                   : name == te::kKernelsGenerated ? &c.kernels_generated
-                   : name == te::kSpeedup          ? &c.speedup
+    double* slot = name == fe::kCacheHits          ? &c.cache_hits
+                   : name == fe::kCacheMisses      ? &c.cache_misses
+                   : name == fe::kGraphOps         ? &c.graph_ops
+                   : name == fe::kKernelsGenerated ? &c.kernels_generated
+                   : name == fe::kSpeedup          ? &c.speedup
                                                    : nullptr;
     if (slot != nullptr) *slot = e.value;  // totals: the last value is the answer
     return;
   }
   if (e.type == EventType::kInstant && e.site->category == Category::kCompile) {
-    c.jax.cache_hits += std::strcmp(e.site->name, te::kJaxCacheHit) == 0;
-    c.jax.cache_misses += std::strcmp(e.site->name, te::kJaxCacheMiss) == 0;
+    c.jax.cache_hits += std::strcmp(e.site->name, fe::kJaxCacheHit) == 0;
+    c.jax.cache_misses += std::strcmp(e.site->name, fe::kJaxCacheMiss) == 0;
     add_mark(e.site->name);
     return;
   }
@@ -197,23 +197,23 @@ void Compile::add(const ReportEvent& r) {
     return;
   }
   if (e.type != EventType::kRange || r.row == nullptr) return;  // CPU ranges only
-  if (std::strcmp(e.site->name, te::kGraphBreakEager) == 0) {
+  if (std::strcmp(e.site->name, fe::kGraphBreakEager) == 0) {
     break_eager_ns_.push_back(r.end_ns - r.begin_ns);
   } else if (is_frame_compile(*e.site)) {
     ++c.compiles;
     c.compile_ns += r.end_ns - r.begin_ns;
     c.last_compile_end_ns = std::max(c.last_compile_end_ns, r.end_ns);
     for (RunsAfter& after : runs_after_) after.compile_ended(r.end_ns);
-  } else if (starts_with(e.site->name, te::kTritonCompile)) {
+  } else if (starts_with(e.site->name, fe::kTritonCompile)) {
     ++c.triton.compiles;
     c.triton.compile_seconds += static_cast<double>(r.end_ns - r.begin_ns) * 1e-9;
-  } else if (starts_with(e.site->name, te::kTritonCacheLoad)) {
+  } else if (starts_with(e.site->name, fe::kTritonCacheLoad)) {
     ++c.triton.loads;
     c.triton.load_seconds += static_cast<double>(r.end_ns - r.begin_ns) * 1e-9;
   } else if (const std::string_view phase = formats::jax_phase(e.site->name); !phase.empty()) {
     c.jax.phase_seconds[std::string(phase)] += static_cast<double>(r.end_ns - r.begin_ns) * 1e-9;
-    c.jax.compiles += phase == te::kJaxBackendCompile;
-    c.jax.loads += phase == te::kJaxCacheLoad;
+    c.jax.compiles += phase == fe::kJaxBackendCompile;
+    c.jax.loads += phase == fe::kJaxCacheLoad;
   }
   add_profiler_compile_id(e.site->name);
   if (e.site->category == Category::kStep) ++c.steps;
@@ -222,7 +222,7 @@ void Compile::add(const ReportEvent& r) {
     if (r.begin_ns >= c.last_compile_end_ns) runs_after_[kind].add(r.begin_ns);
   }
   if (r.row->compiled_run != 0)
-    ++run_ranges_[r.row->compiled_run][std::strcmp(e.site->name, te::kCompiledGraphBackward) == 0];
+    ++run_ranges_[r.row->compiled_run][std::strcmp(e.site->name, fe::kCompiledGraphBackward) == 0];
 }
 
 // Each generated module's graph runs, where the trace tells them apart (compile.h): with every
@@ -347,7 +347,7 @@ void Compile::write_json(const TraceContext& trace, nlohmann::json* report) cons
   json modes = json::array();
   for (const CompileResult::ModeRow& m : c.modes) {
     json row = {{"mode", m.mode}};
-    for (const te::ModeColumn& column : te::kModeColumns) {
+    for (const fe::ModeColumn& column : fe::kModeColumns) {
       const auto it = m.values.find(column.mark);
       const bool unknown = it == m.values.end() || (column.negative_unknown && it->second < 0);
       row[column.key] = unknown ? json(nullptr) : json(it->second * column.scale);
@@ -357,12 +357,12 @@ void Compile::write_json(const TraceContext& trace, nlohmann::json* report) cons
   }
   j["modes"] = modes;
   json columns = json::array();
-  for (const te::ModeColumn& column : te::kModeColumns)
+  for (const fe::ModeColumn& column : fe::kModeColumns)
     columns.push_back({{"key", column.key}, {"heading", column.heading}});
   j["mode_columns"] = columns;
   j["jax"] = {{"compiles", c.jax.compiles},           {"cache_loads", c.jax.loads},
               {"cache_hits", c.jax.cache_hits},       {"cache_misses", c.jax.cache_misses},
-              {"phase_seconds", c.jax.phase_seconds}, {"phase_order", te::kJaxPhases}};
+              {"phase_seconds", c.jax.phase_seconds}, {"phase_order", fe::kJaxPhases}};
   j["triton"] = {{"compiles", c.triton.compiles},
                  {"cache_loads", c.triton.loads},
                  {"compile_seconds", c.triton.compile_seconds},

@@ -74,7 +74,7 @@ struct CompileResult {
   double cache_hits = -1, cache_misses = -1, graph_ops = -1, kernels_generated = -1;
   double speedup = -1;  // S = T_eager / T_compiled, from gpuprobe.torch.compare()
   // gpuprobe.torch.compare_modes(): per torch.compile mode, in the order compared, its values by
-  // what they are ("compile seconds", "execute seconds", "speedup", ...; torch_events.h).
+  // what they are ("compile seconds", "execute seconds", "speedup", ...; framework_events.h).
   struct ModeRow {
     std::string mode;
     std::map<std::string, double> values;

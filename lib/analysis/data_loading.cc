@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "formats/framework_events.h"
 #include "formats/steps.h"
-#include "formats/torch_events.h"
 
 namespace gpuprobe::analysis {
 
 void DataLoading::finish(const TraceContext& trace) {
-  const NameStats* wait = names_.range(formats::torch_events::kDataWait);
+  const NameStats* wait = names_.range(formats::framework_events::kDataWait);
   if (wait == nullptr || wait->count == 0) return;
   DataLoadingResult& r = result_;
   r.batches = wait->count;

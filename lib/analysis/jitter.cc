@@ -11,9 +11,9 @@
 #include "analysis/compile.h"
 #include "formats/category_names.h"
 #include "formats/compile_marks.h"
+#include "formats/framework_events.h"
 #include "formats/kineto.h"
 #include "formats/steps.h"
-#include "formats/torch_events.h"
 
 namespace gpuprobe::analysis {
 namespace {
@@ -46,7 +46,7 @@ void Jitter::add(const ReportEvent& r) {
     case EventType::kCounter:
       // An allocator retry flushes the cache and synchronizes: a cause, at the moment counted.
       if (e.site->category != Category::kCompile &&
-          std::strcmp(e.site->name, formats::torch_events::kAllocRetries) == 0)
+          std::strcmp(e.site->name, formats::framework_events::kAllocRetries) == 0)
         causes_[kAllocator].push_back({r.begin_ns, r.begin_ns + 1});
       break;
     case EventType::kRange:
@@ -74,7 +74,7 @@ void Jitter::add(const ReportEvent& r) {
 // The compiles within [begin, end): each by name, and why it ran — a recompile's failed guard,
 // or that it was the frame's first compile.
 std::string Jitter::compile_detail(std::int64_t begin, std::int64_t end) const {
-  namespace te = formats::torch_events;
+  namespace fe = formats::framework_events;
   std::string out;
   int named = 0, more = 0;
   for (const NamedSpan& c : compiles_) {
@@ -85,8 +85,8 @@ std::string Jitter::compile_detail(std::int64_t begin, std::int64_t end) const {
     }
     ++named;
     out += (out.empty() ? "" : "; ") + c.name;
-    if (c.name.rfind(te::kCompile, 0) != 0) continue;  // JAX's, Triton's: the name says it
-    const std::string id = c.name.substr(sizeof te::kCompile - 1);
+    if (c.name.rfind(fe::kCompile, 0) != 0) continue;  // JAX's, Triton's: the name says it
+    const std::string id = c.name.substr(sizeof fe::kCompile - 1);
     const auto reason = recompile_reasons_.find(id);
     if (reason != recompile_reasons_.end()) {
       out += ", a recompile: " + reason->second.substr(0, 200);

@@ -5,12 +5,12 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/allocator_call.h"
-#include "formats/torch_events.h"
+#include "formats/framework_events.h"
 
 namespace gpuprobe::analysis {
 namespace {
 
-namespace te = formats::torch_events;
+namespace fe = formats::framework_events;
 
 std::uint64_t count_within(const std::vector<std::int64_t>& times, std::int64_t from,
                            std::int64_t to) {
@@ -40,11 +40,11 @@ void Memory::add(const ReportEvent& r) {
   }
   if (e.type != EventType::kCounter) return;
   const char* name = e.site->name;
-  double MemoryState::*field = std::strcmp(name, te::kAllocatedBytes) == 0 ? &MemoryState::allocated
-                               : std::strcmp(name, te::kReservedBytes) == 0 ? &MemoryState::reserved
-                               : std::strcmp(name, te::kInactiveSplitBytes) == 0
+  double MemoryState::*field = std::strcmp(name, fe::kAllocatedBytes) == 0 ? &MemoryState::allocated
+                               : std::strcmp(name, fe::kReservedBytes) == 0 ? &MemoryState::reserved
+                               : std::strcmp(name, fe::kInactiveSplitBytes) == 0
                                    ? &MemoryState::inactive_split
-                               : std::strcmp(name, te::kAllocRetries) == 0 ? &MemoryState::retries
+                               : std::strcmp(name, fe::kAllocRetries) == 0 ? &MemoryState::retries
                                                                            : nullptr;
   if (field == nullptr || samples_.size() >= kMaxSamples) return;
   samples_.push_back({r.begin_ns, field, e.value});

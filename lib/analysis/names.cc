@@ -7,16 +7,16 @@
 
 #include "analysis/compile.h"
 #include "analysis/kernel_class.h"
+#include "formats/framework_events.h"
 #include "formats/steps.h"
-#include "formats/torch_events.h"
 
 namespace gpuprobe::analysis {
 namespace {
 
 std::uint8_t compiled_run_kind(const char* name) {
-  namespace te = formats::torch_events;
+  namespace fe = formats::framework_events;
   if (std::strncmp(name, "## Call CompiledFxGraph", 23) == 0 ||
-      std::strncmp(name, te::kCompiledGraph, sizeof te::kCompiledGraph - 1) == 0)
+      std::strncmp(name, fe::kCompiledGraph, sizeof fe::kCompiledGraph - 1) == 0)
     return 1;
   return std::strncmp(name, "Torch-Compiled Region", 21) == 0 ? 2 : 0;
 }
@@ -61,8 +61,8 @@ void Names::add(const ReportEvent& r) {
     if (is_frame_compile(*e.site)) {
       nesting_[e.thread].frame_compiles = true;
     } else if (e.site->category == Category::kCompile &&
-               std::strncmp(e.site->name, formats::torch_events::kCompilePhase,
-                            sizeof formats::torch_events::kCompilePhase - 1) == 0) {
+               std::strncmp(e.site->name, formats::framework_events::kCompilePhase,
+                            sizeof formats::framework_events::kCompilePhase - 1) == 0) {
       nesting_[e.thread].compile_phases = true;
     }
     add_range(e.thread, *r.row, r.begin_ns, r.end_ns);

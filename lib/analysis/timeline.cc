@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/name_stats.h"
-#include "formats/torch_events.h"
+#include "formats/framework_events.h"
 
 namespace gpuprobe::analysis {
 namespace {
@@ -69,8 +69,8 @@ void Timeline::Series::thin() {
 void Timeline::add(const ReportEvent& r) {
   const Event& e = *r.event;
   if (e.type == EventType::kInstant &&
-      std::strncmp(e.site->name, formats::torch_events::kGraphBreak,
-                   sizeof formats::torch_events::kGraphBreak - 1) == 0) {
+      std::strncmp(e.site->name, formats::framework_events::kGraphBreak,
+                   sizeof formats::framework_events::kGraphBreak - 1) == 0) {
     graph_breaks_.push_back({r.begin_ns, r.begin_ns});
     return;
   }

@@ -1,12 +1,12 @@
 #include "formats/compile_marks.h"
 
-#include "formats/torch_events.h"
+#include "formats/framework_events.h"
 
 namespace gpuprobe::formats {
 
 bool parse_cache_mark(std::string_view name, CacheMark* mark) {
-  namespace te = torch_events;
-  const std::string_view hit(te::kCacheHit), miss(te::kCacheMiss);
+  namespace fe = framework_events;
+  const std::string_view hit(fe::kCacheHit), miss(fe::kCacheMiss);
   CacheMark m;
   if (name.substr(0, hit.size()) == hit) {
     const std::string_view rest = name.substr(hit.size());
@@ -32,8 +32,8 @@ bool parse_cache_mark(std::string_view name, CacheMark* mark) {
 }
 
 bool parse_recompile_mark(std::string_view name, RecompileMark* mark) {
-  namespace te = torch_events;
-  const std::string_view prefix(te::kRecompile), limit(te::kRecompileLimitHit);
+  namespace fe = framework_events;
+  const std::string_view prefix(fe::kRecompile), limit(fe::kRecompileLimitHit);
   if (name.substr(0, prefix.size()) != prefix || name.substr(0, limit.size()) == limit)
     return false;
   const std::string_view rest = name.substr(prefix.size());
@@ -44,7 +44,7 @@ bool parse_recompile_mark(std::string_view name, RecompileMark* mark) {
 }
 
 std::string_view jax_phase(std::string_view name) {
-  const std::string_view prefix(torch_events::kJax);
+  const std::string_view prefix(framework_events::kJax);
   if (name.substr(0, prefix.size()) != prefix) return {};
   const std::string_view rest = name.substr(prefix.size());
   return rest.substr(0, rest.find(": "));

@@ -1,4 +1,4 @@
-// Reading back the compile marks gpuprobe's Python side writes (torch_events.h), one parser for
+// Reading back the compile marks gpuprobe's Python side writes (framework_events.h), one parser for
 // every reader of them (the report's compile analysis and jitter, the metrics).
 #pragma once
 

@@ -7,12 +7,12 @@
 #include <string_view>
 
 #include "formats/compile_marks.h"
-#include "formats/torch_events.h"
+#include "formats/framework_events.h"
 
 namespace gpuprobe::metrics {
 namespace {
 
-namespace te = formats::torch_events;
+namespace fe = formats::framework_events;
 
 bool starts_with(const char* name, const char* prefix) {
   return std::strncmp(name, prefix, std::strlen(prefix)) == 0;
@@ -27,19 +27,19 @@ struct CounterMetric {
   const char* help;
 };
 constexpr CounterMetric kCounters[] = {
-    {te::kCacheHits, "gpuprobe_compile_cache_hits_total", "counter",
+    {fe::kCacheHits, "gpuprobe_compile_cache_hits_total", "counter",
      "torch.compile cache hits counted by gpuprobe.torch.watch_compile since it opened."},
-    {te::kCacheMisses, "gpuprobe_compile_cache_misses_total", "counter",
+    {fe::kCacheMisses, "gpuprobe_compile_cache_misses_total", "counter",
      "torch.compile cache misses since the watcher opened."},
-    {te::kAllocatedBytes, "gpuprobe_cuda_allocated_bytes", "gauge",
+    {fe::kAllocatedBytes, "gpuprobe_cuda_allocated_bytes", "gauge",
      "Bytes the CUDA caching allocator has handed out (torch.cuda.memory_stats)."},
-    {te::kReservedBytes, "gpuprobe_cuda_reserved_bytes", "gauge",
+    {fe::kReservedBytes, "gpuprobe_cuda_reserved_bytes", "gauge",
      "Bytes the CUDA caching allocator holds from the driver."},
-    {te::kInactiveSplitBytes, "gpuprobe_cuda_inactive_split_bytes", "gauge",
+    {fe::kInactiveSplitBytes, "gpuprobe_cuda_inactive_split_bytes", "gauge",
      "Bytes in the allocator's inactive split blocks: fragmentation."},
-    {te::kAllocRetries, "gpuprobe_cuda_alloc_retries_total", "counter",
+    {fe::kAllocRetries, "gpuprobe_cuda_alloc_retries_total", "counter",
      "Allocations the CUDA caching allocator retried after freeing its cache."},
-    {te::kOoms, "gpuprobe_cuda_ooms_total", "counter", "CUDA out-of-memory errors."},
+    {fe::kOoms, "gpuprobe_cuda_ooms_total", "counter", "CUDA out-of-memory errors."},
 };
 
 // `value` when it is one of `known`, else "other": label values stay a bounded set whatever
@@ -55,33 +55,33 @@ std::string known_or_other(std::string_view value, std::initializer_list<const c
 void FrameworkMetrics::add_compile(const Event& e, const TimeBase& time) {
   const char* name = e.site->name;
   if (e.type == EventType::kRange) {
-    if (starts_with(name, te::kCompile)) compiles.add(duration_seconds(time, e));
+    if (starts_with(name, fe::kCompile)) compiles.add(duration_seconds(time, e));
     if (const std::string_view phase = formats::jax_phase(name); !phase.empty()) {
-      jax_phases[known_or_other(phase, {te::kJaxTrace, te::kJaxLower, te::kJaxBackendCompile,
-                                        te::kJaxCacheLoad})]
+      jax_phases[known_or_other(phase, {fe::kJaxTrace, fe::kJaxLower, fe::kJaxBackendCompile,
+                                        fe::kJaxCacheLoad})]
           .add(duration_seconds(time, e));
     }
-    if (starts_with(name, te::kTritonCompile)) triton_compiles.add(duration_seconds(time, e));
-    if (starts_with(name, te::kTritonCacheLoad)) triton_loads.add(duration_seconds(time, e));
+    if (starts_with(name, fe::kTritonCompile)) triton_compiles.add(duration_seconds(time, e));
+    if (starts_with(name, fe::kTritonCacheLoad)) triton_loads.add(duration_seconds(time, e));
     return;
   }
   if (e.type == EventType::kCounter) {
-    if (starts_with(name, te::kCompilePhaseSeconds))  // totals; a label of a known few
+    if (starts_with(name, fe::kCompilePhaseSeconds))  // totals; a label of a known few
       phase_seconds[known_or_other(
-          name + std::strlen(te::kCompilePhaseSeconds),
+          name + std::strlen(fe::kCompilePhaseSeconds),
           {"Dynamo", "AOTAutograd", "Inductor", "code generation", "kernel compile"})] = e.value;
     return;
   }
   if (e.type != EventType::kInstant) return;
-  recompile_limit_hits += starts_with(name, te::kRecompileLimitHit);
+  recompile_limit_hits += starts_with(name, fe::kRecompileLimitHit);
   if (formats::RecompileMark m; formats::parse_recompile_mark(name, &m)) {
     ++recompiles;
     ++recompile_reasons[formats::recompile_reason_class(m.reason)];
   }
-  graph_breaks += starts_with(name, te::kGraphBreak);
-  eager_fallbacks += starts_with(name, te::kEagerFallback);
-  jax_cache_hits += std::strcmp(name, te::kJaxCacheHit) == 0;
-  jax_cache_misses += std::strcmp(name, te::kJaxCacheMiss) == 0;
+  graph_breaks += starts_with(name, fe::kGraphBreak);
+  eager_fallbacks += starts_with(name, fe::kEagerFallback);
+  jax_cache_hits += std::strcmp(name, fe::kJaxCacheHit) == 0;
+  jax_cache_misses += std::strcmp(name, fe::kJaxCacheMiss) == 0;
   if (formats::CacheMark mark; formats::parse_cache_mark(name, &mark)) {
     ++cache_lookups[{known_or_other(mark.layer, {"FX graph", "AOTAutograd"}), mark.hit ? "hit"
                                                                               : mark.bypass
@@ -97,8 +97,8 @@ bool FrameworkMetrics::add(const Event& e, const TimeBase& time) {
   if (category == Category::kCompile) {
     add_compile(e, time);
   } else if (category == Category::kGc) {
-    if (e.type == EventType::kRange && starts_with(name, te::kGcGeneration)) {
-      const int generation = std::atoi(name + std::strlen(te::kGcGeneration));
+    if (e.type == EventType::kRange && starts_with(name, fe::kGcGeneration)) {
+      const int generation = std::atoi(name + std::strlen(fe::kGcGeneration));
       gc_pauses[generation].add(duration_seconds(time, e));
     }
   } else if (category != Category::kAllocator) {

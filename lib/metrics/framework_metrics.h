@@ -1,4 +1,4 @@
-// The events gpuprobe's Python side records (formats/torch_events.h: gpuprobe.torch's compile
+// The events gpuprobe's Python side records (formats/framework_events.h: gpuprobe.torch's compile
 // watcher and allocator statistics, gpuprobe.watch_gc) as metrics of their own, with names a
 // Prometheus user expects rather than per-compile range names: compile time and counts,
 // recompiles (also by the kind of guard that failed), graph breaks, eager fallbacks, compile-cache

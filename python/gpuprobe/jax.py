@@ -31,7 +31,7 @@ CACHE_HIT = "/jax/compilation_cache/cache_hits"
 CACHE_MISS = "/jax/compilation_cache/cache_misses"
 RETRIEVAL = "/jax/compilation_cache/cache_retrieval_time_sec"
 TIME_SAVED = "/jax/compilation_cache/compile_time_saved_sec"
-# The range names (lib/formats/torch_events.h, which the report and metrics read), a prefix and
+# The range names (lib/formats/framework_events.h, which the report and metrics read), a prefix and
 # the phase: "jax trace: f", "jax backend compile: jit(f)", and for a backend compile the cache
 # answered, "jax cache load: jit(f)".
 RANGE_PREFIX = _core.event_names["jax"]

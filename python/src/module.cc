@@ -16,7 +16,7 @@
 
 #include "asyncio_tracks.h"
 #include "formats/category_names.h"
-#include "formats/torch_events.h"
+#include "formats/framework_events.h"
 #include "gpuprobe/gpuprobe.hpp"
 #include "graph_runs.h"
 #include "module_hooks.h"
@@ -31,7 +31,7 @@ namespace py = pybind11;
 namespace gpuprobe::python {
 namespace {
 
-namespace te = formats::torch_events;
+namespace fe = formats::framework_events;
 
 thread_local OpenStack t_open;
 
@@ -377,9 +377,9 @@ void gc_callback(const std::string& phase, const py::dict& info) {
   const std::uint64_t gate = detail::gate_for(Category::kGc);
   if (gate == 0) return;
   named_for(this_threads_open(), gate);
-  static const std::string kNames[] = {std::string(te::kGcGeneration) + "0",
-                                       std::string(te::kGcGeneration) + "1",
-                                       std::string(te::kGcGeneration) + "2"};
+  static const std::string kNames[] = {std::string(fe::kGcGeneration) + "0",
+                                       std::string(fe::kGcGeneration) + "1",
+                                       std::string(fe::kGcGeneration) + "2"};
   if (phase == "start") {
     int generation = info.contains("generation") ? info["generation"].cast<int>() : 0;
     if (generation < 0 || generation > 2) generation = 2;
@@ -388,10 +388,10 @@ void gc_callback(const std::string& phase, const py::dict& info) {
   }
   t_gc_range.end();
   if (info.contains("collected")) {
-    counter(te::kGcCollected, info["collected"].cast<double>(), Category::kGc);
+    counter(fe::kGcCollected, info["collected"].cast<double>(), Category::kGc);
   }
   if (info.contains("uncollectable")) {
-    counter(te::kGcUncollectable, info["uncollectable"].cast<double>(), Category::kGc);
+    counter(fe::kGcUncollectable, info["uncollectable"].cast<double>(), Category::kGc);
   }
 }
 
@@ -437,12 +437,12 @@ PYBIND11_MODULE(_core, m) {
   add_graph_runs(m, range_type);
   add_module_hooks(m);
   py::dict event_names;
-  for (const formats::torch_events::NamedEvent& e : formats::torch_events::kAll)
+  for (const formats::framework_events::NamedEvent& e : formats::framework_events::kAll)
     event_names[e.key] = e.name;
   m.attr("event_names") = event_names;
   // compare_modes()'s columns: (ModeResult field, counter mark), in the report's order.
   py::list mode_columns;
-  for (const formats::torch_events::ModeColumn& c : formats::torch_events::kModeColumns)
+  for (const formats::framework_events::ModeColumn& c : formats::framework_events::kModeColumns)
     mode_columns.append(py::make_tuple(c.field, c.mark));
   m.attr("mode_columns") = mode_columns;
   m.def("_set_decorate", [](py::object fn) {

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/report_trace.h"
-#include "formats/torch_events.h"
+#include "formats/framework_events.h"
 
 namespace gpuprobe::test {
 namespace {
@@ -66,12 +66,12 @@ TEST_CASE("the share of compiled runs after the last compile tells warm-up from 
 }
 
 TEST_CASE("generated code: its graph's runs where the trace tells them apart, on CPU too") {
-  namespace te = formats::torch_events;
-  static constexpr CallSite kBackward{te::kCompiledGraphBackward, "", "", 0, 0, Category::kTorch};
+  namespace fe = formats::framework_events;
+  static constexpr CallSite kBackward{fe::kCompiledGraphBackward, "", "", 0, 0, Category::kTorch};
   // One compile's forward and backward modules (CPU kernels: no GPU records), 17 training steps.
-  static const std::string forward = std::string(te::kGeneratedCode) + "0/0: /t/fw.py: cpp_fused_0";
+  static const std::string forward = std::string(fe::kGeneratedCode) + "0/0: /t/fw.py: cpp_fused_0";
   static const std::string backward =
-      std::string(te::kGeneratedCode) + "0/0: /t/bw.py: cpp_fused_1";
+      std::string(fe::kGeneratedCode) + "0/0: /t/bw.py: cpp_fused_1";
   static const CallSite marks[] = {{forward.c_str(), "", "", 0, 0, Category::kCompile},
                                    {backward.c_str(), "", "", 0, 0, Category::kCompile}};
   const auto steps = [&](Trace& t) {
@@ -92,7 +92,7 @@ TEST_CASE("generated code: its graph's runs where the trace tells them apart, on
   CHECK(c.generated[1].graph_runs == 17);
   CHECK(c.generated[0].kernel_runs == 0);  // its kernels' launches: none on the GPU
   // A second compile's module: the runs no longer tell whose graph ran.
-  static const std::string other = std::string(te::kGeneratedCode) + "1/0: /t/g.py: cpp_fused_2";
+  static const std::string other = std::string(fe::kGeneratedCode) + "1/0: /t/g.py: cpp_fused_2";
   static const CallSite other_mark{other.c_str(), "", "", 0, 0, Category::kCompile};
   Trace two;
   steps(two);
@@ -107,17 +107,17 @@ TEST_CASE("generated code: its graph's runs where the trace tells them apart, on
 }
 
 TEST_CASE("marks: recompiles with reasons, the limit warning apart, fallbacks, graph breaks") {
-  namespace te = formats::torch_events;
-  static const std::string recompile = std::string(te::kRecompile) + "0/1: size mismatch";
-  static const std::string limit = std::string(te::kRecompileLimitHit) + "torch._dynamo hit limit";
-  static const std::string fallback = std::string(te::kEagerFallback) + "1/0: f.py:3: boom";
-  static const std::string graph_break = std::string(te::kGraphBreak) + "print()";
+  namespace fe = formats::framework_events;
+  static const std::string recompile = std::string(fe::kRecompile) + "0/1: size mismatch";
+  static const std::string limit = std::string(fe::kRecompileLimitHit) + "torch._dynamo hit limit";
+  static const std::string fallback = std::string(fe::kEagerFallback) + "1/0: f.py:3: boom";
+  static const std::string graph_break = std::string(fe::kGraphBreak) + "print()";
   static const CallSite sites[] = {{recompile.c_str(), "", "", 0, 0, Category::kCompile},
                                    {limit.c_str(), "", "", 0, 0, Category::kCompile},
                                    {fallback.c_str(), "", "", 0, 0, Category::kCompile},
                                    {graph_break.c_str(), "", "", 0, 0, Category::kCompile},
                                    {graph_break.c_str(), "", "", 0, 0, Category::kCompile}};
-  static constexpr CallSite kHits{te::kCacheHits, "", "", 0, 0, Category::kCompile};
+  static constexpr CallSite kHits{fe::kCacheHits, "", "", 0, 0, Category::kCompile};
   Trace t;
   std::uint64_t at = 0;
   for (const CallSite& site : sites) {
@@ -165,7 +165,7 @@ TEST_CASE("JAX's and Triton's compiles are counted apart from torch.compile's") 
       "jax backend compile: jit(f)", "", "", 0, 0, Category::kCompile};
   static constexpr CallSite jax_load{"jax cache load: jit(g)", "", "", 0, 0, Category::kCompile};
   static constexpr CallSite jax_hit{
-      formats::torch_events::kJaxCacheHit, "", "", 0, 0, Category::kCompile};
+      formats::framework_events::kJaxCacheHit, "", "", 0, 0, Category::kCompile};
   static constexpr CallSite triton_compile{
       "triton compile: add_kernel", "", "", 0, 0, Category::kCompile};
   static constexpr CallSite triton_load{

@@ -1,12 +1,12 @@
 // gpuprobe.torch's and watch_gc's events as metrics of their own (names from
-// formats/torch_events.h), and only when something produced them.
+// formats/framework_events.h), and only when something produced them.
 #include "metrics/framework_metrics.h"
 
 #include <string>
 #include <vector>
 
 #include "formats/compile_marks.h"
-#include "formats/torch_events.h"
+#include "formats/framework_events.h"
 #include "metrics/session_metrics.h"
 #include "support/catch.hpp"
 #include "support/strings.h"
@@ -16,7 +16,7 @@ namespace {
 
 using testing::has_line;
 
-namespace te = formats::torch_events;
+namespace fe = formats::framework_events;
 
 const TimeBase kTime(0, 0, 1.0);  // a tick is a nanosecond
 
@@ -26,11 +26,11 @@ TEST_CASE("compiles, recompiles, graph breaks, GC pauses and allocator figures g
   const CallSite recompile{
       "recompile [0/1]: tensor 'x' size mismatch", "", "", 0, 0, Category::kCompile};
   const CallSite graph_break{"graph break: print [in f]", "", "", 0, 0, Category::kCompile};
-  const CallSite hits{te::kCacheHits, "", "", 0, 0, Category::kCompile};
+  const CallSite hits{fe::kCacheHits, "", "", 0, 0, Category::kCompile};
   const CallSite gen0{"gc gen0", "", "", 0, 0, Category::kGc};
   const CallSite gen2{"gc gen2", "", "", 0, 0, Category::kGc};
-  const CallSite reserved{te::kReservedBytes, "", "", 0, 0, Category::kAllocator};
-  const CallSite ooms{te::kOoms, "", "", 0, 0, Category::kAllocator};
+  const CallSite reserved{fe::kReservedBytes, "", "", 0, 0, Category::kAllocator};
+  const CallSite ooms{fe::kOoms, "", "", 0, 0, Category::kAllocator};
   const CallSite module{"Linear", "", "", 0, 0, Category::kTorch};
   const CallSite request{"request", "", "", 0, 0, Category::kApp};
   std::vector<Event> events = {
@@ -107,8 +107,8 @@ TEST_CASE("recompiles by guard kind, cache lookups per layer, phase times and JA
   const CallSite jax_trace{"jax trace: f", "", "", 0, 0, Category::kCompile};
   const CallSite jax_compile{"jax backend compile: jit(f)", "", "", 0, 0, Category::kCompile};
   const CallSite jax_load{"jax cache load: jit(f)", "", "", 0, 0, Category::kCompile};
-  const CallSite jax_hit{te::kJaxCacheHit, "", "", 0, 0, Category::kCompile};
-  const CallSite jax_miss{te::kJaxCacheMiss, "", "", 0, 0, Category::kCompile};
+  const CallSite jax_hit{fe::kJaxCacheHit, "", "", 0, 0, Category::kCompile};
+  const CallSite jax_miss{fe::kJaxCacheMiss, "", "", 0, 0, Category::kCompile};
   std::vector<Event> events = {
       {EventType::kInstant, 0, &size, 1, 1, 0.0},
       {EventType::kInstant, 0, &size, 2, 2, 0.0},

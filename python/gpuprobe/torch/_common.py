@@ -2,7 +2,7 @@
 installed torch lacks, and the names of the events it records (the report reads them)."""
 from gpuprobe import _core
 
-# The event names, from the C++ side's one list (lib/formats/torch_events.h), never retyped.
+# The event names, from the C++ side's one list (lib/formats/framework_events.h), never retyped.
 EVENTS = _core.event_names
 
 

@@ -1,12 +1,14 @@
-// The events gpuprobe's Python side records (gpuprobe.torch, gpuprobe.watch_gc) and the report
-// reads. One list: the report uses these constants, and the Python side takes them from
+// The events gpuprobe's framework watchers record — gpuprobe.torch (compile, data loading,
+// allocator), gpuprobe.jax, gpuprobe.triton, gpuprobe.watch_gc — and the report and the metrics
+// read. One list: the readers use these constants, and the Python side takes them from
 // gpuprobe._core.event_names rather than retyping them (a recompile-limit warning was once
-// counted as a recompile because the two sides' strings shared a prefix).
+// counted as a recompile because the two sides' strings shared a prefix). (Named
+// torch_events.h until it held JAX's, Triton's and the GC's too.)
 #pragma once
 
 #include <string_view>
 
-namespace gpuprobe::formats::torch_events {
+namespace gpuprobe::formats::framework_events {
 
 // torch.compile (category compile). A prefix is followed by the compile id as PyTorch writes it.
 inline constexpr char kCompile[] = "torch.compile ";         // range over one frame compile
@@ -166,4 +168,4 @@ inline constexpr NamedEvent kAll[] = {
     {"gc_uncollectable", kGcUncollectable},
 };
 
-}  // namespace gpuprobe::formats::torch_events
+}  // namespace gpuprobe::formats::framework_events
