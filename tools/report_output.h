@@ -12,11 +12,9 @@ namespace gpuprobe::tools {
 
 using analysis::ms;
 
-struct TextOptions {
-  std::size_t limit = 15;      // rows per table
-  std::string sort = "total";  // total, calls, mean, max, p99
-};
+using analysis::TextOptions;
 
+// The report as the terminal shows it: every section of analysis/report_sections.h, in order.
 void print_report(const analysis::ReportResult& r, const TextOptions& options, std::FILE* out);
 
 }  // namespace gpuprobe::tools

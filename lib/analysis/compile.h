@@ -111,6 +111,16 @@ struct CompileResult {
          break_even_runs = -1;
 };
 
+// The report's compile sections: the frames that failed to compile and ran eagerly (said right
+// after the verdict), torch.compile's (compiles, compiled code's share and Amdahl's bound,
+// caches, phases, generated code, speedups, compare_modes()'s table, recompiles, limit hits,
+// restarts, graph breaks and their run-time cost), JAX's and Triton's; each empty when the trace
+// has none of it.
+Section describe_eager_fallbacks(const ReportResult& r, const TextOptions& options);
+Section describe_torch_compile(const ReportResult& r, const TextOptions& options);
+Section describe_jax_compile(const ReportResult& r, const TextOptions& options);
+Section describe_triton_compile(const ReportResult& r, const TextOptions& options);
+
 class Compile : public Analysis {
  public:
   void add(const ReportEvent& event) override;

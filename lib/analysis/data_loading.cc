@@ -6,6 +6,9 @@
 #include "formats/framework_events.h"
 #include "formats/steps.h"
 
+#include "absl/strings/str_format.h"
+#include "analysis/trace_report.h"
+
 namespace gpuprobe::analysis {
 
 void DataLoading::finish(const TraceContext& trace) {
@@ -29,6 +32,17 @@ void DataLoading::write_json(const TraceContext&, nlohmann::json* report) const 
                                {"p50_ms", r.p50_ms},   {"p99_ms", r.p99_ms},
                                {"max_ms", r.max_ms},   {"steps_ms", ms(r.steps_ns)},
                                {"share", r.share}};
+}
+
+Section describe_data_loading(const ReportResult& r, const TextOptions&) {
+  Section s("data_loading");
+  const DataLoadingResult& d = r.data;
+  if (d.batches == 0) return s;
+  s.line(0, absl::StrFormat("data loading: %u batches, %.3f ms waiting for them (%.0f%% of the %s "
+                            "time); per batch P50 %.3f ms, P99 %.3f ms, max %.3f ms",
+                            d.batches, ms(d.wait_ns), 100 * d.share,
+                            d.steps_ns > 0 ? "steps'" : "trace's", d.p50_ms, d.p99_ms, d.max_ms));
+  return s;
 }
 
 }  // namespace gpuprobe::analysis

@@ -18,6 +18,10 @@ struct DataLoadingResult {
   double share = 0;           // wait_ns over the steps' time, else the trace's span; at most 1
 };
 
+// The report's "data loading" line: batches, the wait for them and its share, per-batch P50, P99
+// and max; empty without batches.
+Section describe_data_loading(const ReportResult& r, const TextOptions& options);
+
 class DataLoading : public Analysis {
  public:
   explicit DataLoading(const Names& names) : names_(names) {}

@@ -6,6 +6,9 @@
 
 #include "analysis/kernel_class.h"
 
+#include "absl/strings/str_format.h"
+#include "analysis/trace_report.h"
+
 namespace gpuprobe::analysis {
 
 namespace {
@@ -105,6 +108,43 @@ void GpuBreakdown::write_json(const TraceContext&, nlohmann::json* report) const
   }
   (*report)["gpu"]["breakdown"] = devices;
   (*report)["memsets"] = memsets;
+}
+
+void describe_breakdown(const GpuBreakdownResult& b, Section* s) {
+  for (const DeviceBreakdown& d : b.devices) {
+    s->line(
+        1, absl::StrFormat("GPU %u: active span %.3f ms (first to last GPU work): idle %.1f%%, "
+                           "compute %.1f%%, non-compute (communication, copies, sets) %.1f%%",
+                           d.device, ms(d.span_ns()), d.percent_of_span(d.idle_ns()),
+                           d.percent_of_span(d.compute_ns), d.percent_of_span(d.non_compute_ns())));
+    if (d.communication_ns > 0) {
+      s->line(1, absl::StrFormat("GPU %u: communication-computation overlap %.1f%% of %.3f ms of "
+                                 "communication kernels",
+                                 d.device, d.overlap_percent(), ms(d.communication_ns)));
+    } else {
+      s->line(1, absl::StrFormat("GPU %u: no communication kernels (no overlap figure)", d.device));
+    }
+  }
+}
+
+Section describe_memsets(const ReportResult& r, const TextOptions&) {
+  Section s("memsets");
+  bool any = false;
+  for (const DeviceBreakdown& d : r.breakdown.devices) any = any || d.memsets > 0;
+  if (!any) return s;
+  s.line(0, "memsets");
+  Table& t = s.table(
+      1,
+      {{"device", 8, true}, {"sets", 8}, {"bytes", 14}, {"ms", 10}, {"memory ms (+copies)", 18}});
+  for (const DeviceBreakdown& d : r.breakdown.devices) {
+    if (d.memsets == 0) continue;
+    t.rows.push_back(
+        {{absl::StrFormat("GPU %u", d.device), absl::StrFormat("%u", d.memsets),
+          absl::StrFormat("%u", d.memset_bytes), absl::StrFormat("%.3f", ms(d.memset_ns)),
+          absl::StrFormat("%.3f", ms(d.memory_ns()))},
+         {}});
+  }
+  return s;
 }
 
 }  // namespace gpuprobe::analysis

@@ -50,6 +50,14 @@ struct GpuBreakdownResult {
   std::vector<DeviceBreakdown> devices;  // by device number
 };
 
+// Each device's active span (first to last GPU work): idle, compute and non-compute shares as
+// HTA's temporal breakdown, and the communication that overlaps compute; lines of the report's
+// "GPU utilisation" section (describe_gpu).
+void describe_breakdown(const GpuBreakdownResult& b, Section* section);
+// The report's "memsets" table: sets per device, beside the copies (memory time is copies and
+// sets); empty without sets.
+Section describe_memsets(const ReportResult& r, const TextOptions& options);
+
 class GpuBreakdown : public Analysis {
  public:
   void add(const ReportEvent& event) override;

@@ -61,6 +61,10 @@ struct GpuIdleResult {
   }
 };
 
+// The report's "GPU utilisation" section: busy per device, the temporal breakdown, each stream's
+// busy time, waits and idle, launch delay and tiny kernels; empty without GPU streams.
+Section describe_gpu(const ReportResult& r, const TextOptions& options);
+
 class GpuIdle : public Analysis {
  public:
   // A wait ended behind work on another stream when that work ended at most this long before the

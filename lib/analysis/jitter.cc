@@ -15,6 +15,9 @@
 #include "formats/kineto.h"
 #include "formats/steps.h"
 
+#include "analysis/memory.h"
+#include "analysis/trace_report.h"
+
 namespace gpuprobe::analysis {
 namespace {
 
@@ -397,6 +400,74 @@ void Jitter::write_json(const TraceContext& trace, nlohmann::json* report) const
                          {"outliers", outliers},
                          {"excess_ms", ms(result_.excess_ns)},
                          {"summary", summary}};
+}
+
+namespace {
+
+// An outlier's deviating ranges, indented by their depth: what took longer than its own median.
+void describe_deviations(const std::vector<Deviation>& ds, std::int64_t excess, int indent,
+                         Section* s) {
+  for (const Deviation& d : ds) {
+    s->line(indent, absl::StrFormat("%s %.3f ms (its median %.3f ms): +%.3f ms, %.0f%% of the "
+                                    "excess",
+                                    d.name, ms(d.duration_ns), ms(d.median_ns), ms(d.excess_ns),
+                                    excess > 0 ? 100.0 * static_cast<double>(d.excess_ns) /
+                                                     static_cast<double>(excess)
+                                               : 0.0));
+    describe_deviations(d.children, excess, indent + 1, s);
+  }
+}
+
+}  // namespace
+
+Section describe_jitter(const ReportResult& r, const TextOptions& options) {
+  Section s("jitter");
+  const JitterResult& j = r.jitter;
+  if (j.latency_name.empty()) {
+    if (!r.names.ranges.empty())
+      s.line(0, absl::StrFormat("jitter: no range explained: %s", j.latency_reason));
+    return s;
+  }
+  s.line(0, absl::StrFormat("jitter: %u outliers of \"%s\" above %.3f ms", j.outliers.size(),
+                            j.latency_name, j.outlier_threshold_ms));
+  s.line(1, absl::StrFormat("why \"%s\": %s", j.latency_name, j.latency_reason));
+  if (j.outliers.empty() && j.latency_count < 100) {
+    s.line(1, absl::StrFormat("(of %u instances the P99 is the slowest itself: --threshold-ms MS "
+                              "sets the bar)",
+                              j.latency_count));
+  }
+  std::size_t n = 0;
+  for (const Outlier& out : j.outliers) {
+    if (n++ == options.limit) break;
+    std::string text = absl::StrFormat("%9.3f ms at +%.3f ms (%s):", ms(out.duration_ns),
+                                       ms(out.begin_ns - r.start_ns), out.thread);
+    if (out.causes.empty() && out.children.empty()) text += " nothing recorded overlaps it";
+    for (const CauseOverlap& c : out.causes)
+      absl::StrAppendFormat(&text, "  %s %.3f ms", c.cause, ms(c.overlap_ns));
+    s.line(1, std::move(text));
+    for (const CauseOverlap& c : out.causes) {
+      if (!c.detail.empty()) s.line(2, absl::StrFormat("%s: %s", c.cause, c.detail));
+    }
+    describe_deviations(out.children, out.excess_ns, 2, &s);
+    if (n - 1 < r.memory.outliers.size()) {
+      std::string memory = describe_outlier_memory(r.memory.outliers[n - 1]);
+      if (!memory.empty()) s.line(2, std::move(memory));
+    }
+  }
+  if (!j.cause_summary.empty()) {
+    // Each cause's share of the outliers' time above their median: causes can overlap one
+    // another (a compile inside a CPU gap), so the shares need not add up to 100 %.
+    std::string text =
+        absl::StrFormat("across outliers (%.3f ms above the median in all):", ms(j.excess_ns));
+    for (const CauseOverlap& c : j.cause_summary) {
+      absl::StrAppendFormat(&text, "  %s %.3f ms (%u) %.0f%%", c.cause, ms(c.overlap_ns), c.events,
+                            j.excess_ns > 0 ? 100.0 * static_cast<double>(c.explained_ns) /
+                                                  static_cast<double>(j.excess_ns)
+                                            : 0.0);
+    }
+    s.line(1, std::move(text));
+  }
+  return s;
 }
 
 }  // namespace gpuprobe::analysis

@@ -69,6 +69,11 @@ struct JitterResult {
   double latency_p50_ms = 0, latency_p99_ms = 0;
 };
 
+// The report's "jitter" section: the range explained and why, each outlier (limited as `options`
+// say) with what overlapped it, the ranges inside it that deviated and the allocator then, and
+// each cause's share across outliers; or why no range was explained.
+Section describe_jitter(const ReportResult& r, const TextOptions& options);
+
 class Jitter : public Analysis {
  public:
   struct Options {

@@ -4,6 +4,9 @@
 
 #include "analysis/kernel_class.h"
 
+#include "absl/strings/str_format.h"
+#include "analysis/trace_report.h"
+
 namespace gpuprobe::analysis {
 
 DevicePeaks device_peaks(const std::string& name) {
@@ -93,6 +96,59 @@ void KernelBounds::write_json(const TraceContext&, nlohmann::json* report) const
                       {"peak_gbps", c.peak_gbps}});
   }
   (*report)["copies"] = copies;
+}
+
+Section describe_kernel_classes(const ReportResult& r, const TextOptions&) {
+  Section s("kernel_classes");
+  if (r.names.gpu_kernel_ns <= 0) return s;
+  const auto share = [&](std::int64_t ns) {
+    return 100.0 * static_cast<double>(ns) / static_cast<double>(r.names.gpu_kernel_ns);
+  };
+  s.line(0,
+         absl::StrFormat("kernel time by what likely bounds it (from names): compute (GEMM, "
+                         "conv, attention) %.1f%%, memory (elementwise, reductions, norms, "
+                         "copies) %.1f%%, communication %.1f%%, unclassified %.1f%%",
+                         share(r.bounds.compute_class_ns), share(r.bounds.memory_class_ns),
+                         share(r.bounds.communication_class_ns), share(r.bounds.unclassified_ns)));
+  return s;
+}
+
+Section describe_roofline(const ReportResult& r, const TextOptions&) {
+  Section s("roofline");
+  if (r.bounds.roofline.empty()) return s;
+  s.line(0, absl::StrFormat("roofline (kernels with declared bytes and FLOPs%s)",
+                            r.bounds.peaks.memory_gbps > 0 ? "" : "; device peaks unknown"));
+  Table& t = s.table(1, {{"name", 40, true, true},
+                         {"FLOP/byte", 12},
+                         {"GB/s", 10},
+                         {"TFLOP/s", 10},
+                         {"bound", 9},
+                         {"% peak", 8}});
+  for (const RooflineRow& k : r.bounds.roofline) {
+    t.rows.push_back(
+        {{k.name, absl::StrFormat("%.2f", k.intensity), absl::StrFormat("%.1f", k.achieved_gbps),
+          absl::StrFormat("%.3f", k.achieved_tflops), k.bound.empty() ? "?" : k.bound,
+          absl::StrFormat("%.1f%%", k.percent_of_peak)},
+         {}});
+  }
+  return s;
+}
+
+Section describe_copies(const ReportResult& r, const TextOptions&) {
+  Section s("copies");
+  if (r.bounds.copies.empty()) return s;
+  s.line(0, "copies");
+  Table& t = s.table(
+      1,
+      {{"kind", 8, true}, {"copies", 8}, {"bytes", 14}, {"ms", 10}, {"GB/s", 10}, {"of peak", 10}});
+  for (const CopyRow& c : r.bounds.copies) {
+    t.rows.push_back(
+        {{c.kind, absl::StrFormat("%u", c.copies), absl::StrFormat("%u", c.bytes),
+          absl::StrFormat("%.3f", ms(c.ns)), absl::StrFormat("%.2f", c.achieved_gbps),
+          c.peak_gbps > 0 ? absl::StrFormat("%.1f%%", 100 * c.achieved_gbps / c.peak_gbps) : "-"},
+         {}});
+  }
+  return s;
 }
 
 }  // namespace gpuprobe::analysis

@@ -47,6 +47,12 @@ struct KernelBoundsResult {
   std::vector<CopyRow> copies;
 };
 
+// The report's line of kernel time by what likely bounds it (from names), its roofline table
+// (kernels with declared bytes and FLOPs) and its copies table; each empty when there is nothing.
+Section describe_kernel_classes(const ReportResult& r, const TextOptions& options);
+Section describe_roofline(const ReportResult& r, const TextOptions& options);
+Section describe_copies(const ReportResult& r, const TextOptions& options);
+
 class KernelBounds : public Analysis {
  public:
   explicit KernelBounds(const Names& names) : names_(names) {}

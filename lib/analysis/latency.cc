@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_format.h"
+#include "analysis/trace_report.h"
+
 namespace gpuprobe::analysis {
 
 void Latency::finish(const TraceContext&) {
@@ -23,6 +26,28 @@ void Latency::write_json(const TraceContext&, nlohmann::json* report) const {
                        {"max_ms", l.max_ms}});
   }
   (*report)["latency"] = latency;
+}
+
+Section describe_latency(const ReportResult& r, const TextOptions& options) {
+  Section s("latency");
+  if (r.latency.empty()) return s;
+  s.line(0, "latency by range name");
+  Table& t = s.table(1, {{"name", 40, true, true},
+                         {"count", 8},
+                         {"p50 ms", 10},
+                         {"p90 ms", 10},
+                         {"p99 ms", 10},
+                         {"p99.9 ms", 10},
+                         {"max ms", 10}});
+  std::size_t n = 0;
+  for (const LatencyRow& l : r.latency) {
+    if (n++ == options.limit) break;
+    t.rows.push_back({{l.name, absl::StrFormat("%u", l.count), absl::StrFormat("%.4f", l.p50_ms),
+                       absl::StrFormat("%.4f", l.p90_ms), absl::StrFormat("%.4f", l.p99_ms),
+                       absl::StrFormat("%.4f", l.p999_ms), absl::StrFormat("%.4f", l.max_ms)},
+                      {}});
+  }
+  return s;
 }
 
 }  // namespace gpuprobe::analysis

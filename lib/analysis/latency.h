@@ -16,6 +16,9 @@ struct LatencyRow {
   double p50_ms = 0, p90_ms = 0, p99_ms = 0, p999_ms = 0, max_ms = 0;
 };
 
+// The report's "latency by range name" table: P50, P90, P99, P99.9 and max of each range name.
+Section describe_latency(const ReportResult& r, const TextOptions& options);
+
 class Latency : public Analysis {
  public:
   explicit Latency(const Names& names) : names_(names) {}

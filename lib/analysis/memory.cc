@@ -7,6 +7,9 @@
 #include "analysis/allocator_call.h"
 #include "formats/framework_events.h"
 
+#include "absl/strings/str_format.h"
+#include "analysis/trace_report.h"
+
 namespace gpuprobe::analysis {
 namespace {
 
@@ -163,6 +166,38 @@ void Memory::write_json(const TraceContext& trace, nlohmann::json* report) const
     }
     (*report)["memory"]["over_time"] = std::move(rows);
   }
+}
+
+Section describe_memory(const ReportResult& r, const TextOptions&) {
+  Section s("memory");
+  const MemoryResult& m = r.memory;
+  if (m.samples == 0 && m.malloc_calls == 0) return s;
+  std::string text =
+      absl::StrFormat("memory: %u allocator samples; reserved at most %.1f MiB, allocated %.1f MiB",
+                      m.samples, m.max_reserved / (1 << 20), m.max_allocated / (1 << 20));
+  if (m.fragmentation_p50 >= 0) {
+    absl::StrAppendFormat(&text,
+                          "; reserved but not allocated: median %.0f%%, at most %.0f%%, at the "
+                          "end %.0f%%",
+                          100 * m.fragmentation_p50, 100 * m.fragmentation_max,
+                          100 * m.fragmentation_last);
+  }
+  absl::StrAppendFormat(&text, "; %u cudaMalloc, %u cudaFree calls, %.0f alloc retries",
+                        m.malloc_calls, m.free_calls, m.retries);
+  s.line(0, std::move(text));
+  return s;
+}
+
+std::string describe_outlier_memory(const OutlierMemory& m) {
+  if (m.state.at_ns == 0 && m.malloc_calls == 0 && m.free_calls == 0) return "";
+  std::string text =
+      absl::StrFormat("allocator: %u cudaMalloc, %u cudaFree, %.0f retries within it",
+                      m.malloc_calls, m.free_calls, m.retries);
+  if (m.state.fragmentation() >= 0) {
+    absl::StrAppendFormat(&text, "; reserved %.1f MiB, %.0f%% of it not allocated",
+                          m.state.reserved / (1 << 20), 100 * m.state.fragmentation());
+  }
+  return text;
 }
 
 }  // namespace gpuprobe::analysis

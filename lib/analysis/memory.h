@@ -41,6 +41,13 @@ struct MemoryResult {
   std::vector<MemoryState> over_time;   // in time order; empty unless asked
 };
 
+// The report's "memory" line: the caching allocator's peaks, fragmentation and calls; empty
+// without allocator samples or calls.
+Section describe_memory(const ReportResult& r, const TextOptions& options);
+// What the allocator did within an outlier and its state then, as the line the jitter section
+// says beneath the outlier; "" when there is nothing to say.
+std::string describe_outlier_memory(const OutlierMemory& m);
+
 class Memory : public Analysis {
  public:
   // over_time_points: how many states MemoryResult::over_time holds at most; 0: none.

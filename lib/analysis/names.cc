@@ -5,8 +5,11 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_format.h"
+
 #include "analysis/compile.h"
 #include "analysis/kernel_class.h"
+#include "analysis/trace_report.h"
 #include "formats/framework_events.h"
 #include "formats/steps.h"
 
@@ -21,7 +24,70 @@ std::uint8_t compiled_run_kind(const char* name) {
   return std::strncmp(name, "Torch-Compiled Region", 21) == 0 ? 2 : 0;
 }
 
+std::vector<const NameStats*> sorted(std::vector<const NameStats*> rows, const std::string& by) {
+  const auto key = [&](const NameStats* s) -> double {
+    if (by == "calls") return static_cast<double>(s->count);
+    if (by == "mean") return static_cast<double>(s->total_ns) / static_cast<double>(s->count);
+    if (by == "max") return static_cast<double>(s->max_ns);
+    if (by == "p99") return s->quantile_ns(0.99);
+    return static_cast<double>(s->total_ns);
+  };
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const NameStats* a, const NameStats* b) { return key(a) > key(b); });
+  return rows;
+}
+
+Section name_table(const char* id, const char* title, const std::vector<const NameStats*>& rows,
+                   std::int64_t gpu_total, bool ranges, const TextOptions& opt) {
+  Section s(id);
+  if (rows.empty()) return s;
+  s.line(0, absl::StrFormat("%s (%u names, sorted by %s)", title, rows.size(), opt.sort));
+  std::vector<Column> columns = {{"name", 40, true, true}, {"calls", 8},   {"total ms", 11},
+                                 {"mean ms", 10},          {"min ms", 10}, {"max ms", 10},
+                                 {"p50 ms", 10},           {"p99 ms", 10}};
+  if (ranges) {
+    columns.push_back({"self ms", 7});
+    columns.push_back({"GPU ms (launched)", 17});
+  } else {
+    columns.push_back({"% GPU", 7});
+  }
+  Table& t = s.table(1, std::move(columns));
+  std::size_t n = 0;
+  for (const NameStats* r : sorted(rows, opt.sort)) {
+    if (n++ == opt.limit) break;
+    std::vector<std::string> cells = {
+        r->name,
+        absl::StrFormat("%u", r->count),
+        absl::StrFormat("%.3f", ms(r->total_ns)),
+        absl::StrFormat("%.4f", ms(r->total_ns) / static_cast<double>(r->count)),
+        absl::StrFormat("%.4f", ms(r->min_ns)),
+        absl::StrFormat("%.4f", ms(r->max_ns)),
+        absl::StrFormat("%.4f", r->quantile_ns(0.5) * 1e-6),
+        absl::StrFormat("%.4f", r->quantile_ns(0.99) * 1e-6)};
+    if (ranges) {
+      cells.push_back(absl::StrFormat("%.1f", ms(r->self_ns)));
+      cells.push_back(absl::StrFormat("%.3f", ms(r->gpu_ns)));
+    } else {
+      cells.push_back(absl::StrFormat(
+          "%.1f%%", gpu_total > 0
+                        ? 100.0 * static_cast<double>(r->total_ns) / static_cast<double>(gpu_total)
+                        : 0.0));
+    }
+    t.rows.push_back({std::move(cells), {}});
+  }
+  return s;
+}
+
 }  // namespace
+
+Section describe_kernels(const ReportResult& r, const TextOptions& options) {
+  return name_table("kernels", "GPU kernels", r.names.kernels, r.names.gpu_kernel_ns, false,
+                    options);
+}
+
+Section describe_ranges(const ReportResult& r, const TextOptions& options) {
+  return name_table("ranges", "ranges", r.names.ranges, r.names.gpu_kernel_ns, true, options);
+}
 
 NameStats& Names::stats_for(Table& table, Cache& cache, const char* name) {
   const auto cached = cache.find(name);

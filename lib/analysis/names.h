@@ -20,6 +20,12 @@ struct NamesResult {
   std::int64_t gpu_kernel_ns = 0;                 // all kernels' time
 };
 
+// The report's "GPU kernels" and "ranges" tables: each name's calls, total, mean, min, max, P50
+// and P99, with the kernels' share of GPU time, or the ranges' self time and the GPU time they
+// launched; sorted and cut as `options` say.
+Section describe_kernels(const ReportResult& r, const TextOptions& options);
+Section describe_ranges(const ReportResult& r, const TextOptions& options);
+
 class Names : public Analysis {
  public:
   // Keeps the `keep_slowest` slowest instances of each name among those that begin within

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "analysis/report_sections.h"
 #include "analysis/verdict.h"
 
 namespace gpuprobe::analysis {
@@ -85,6 +86,8 @@ std::string TraceReport::json(int indent) const {
       {"events", r.dropped}, {"gpu_records", r.gpu_dropped}, {"names_capped", r.names_overflowed}};
   j["verdict"] = r.verdict;
   for (const Analysis* analysis : analyses_) analysis->write_json(context_, &j);
+  json& sections = j["sections"] = json::array();
+  for (const Section& s : describe_report(r, options_.text)) sections.push_back(to_json(s));
   // Names come from untrusted files: invalid UTF-8 becomes U+FFFD rather than an exception.
   return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }

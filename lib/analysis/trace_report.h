@@ -43,6 +43,8 @@ struct ReportOptions {
   std::int64_t outliers_from_ns = INT64_MIN, outliers_to_ns = INT64_MAX;
   // Also the incident over time (timeline.h), for the report page.
   bool timeline = false;
+  // The rows and order of the tables in the JSON's described sections (report_sections.h).
+  TextOptions text;
 };
 
 // Everything the report shows: each analysis's result, and the trace's own figures.
@@ -84,8 +86,9 @@ class TraceReport : public Sink {
 
   // Valid after close(), while this report lives: its name rows point into the report.
   const ReportResult& result() const { return result_; }
-  // The report as JSON (docs/report.md), every analysis writing its own section; indented by
-  // `indent` spaces a level, or on one line with -1.
+  // The report as JSON (docs/report.md), every analysis writing its own section, and the
+  // sections as the text says them ("sections", report_sections.h); indented by `indent` spaces
+  // a level, or on one line with -1.
   std::string json(int indent = 1) const;
 
  private:

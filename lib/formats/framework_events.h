@@ -30,6 +30,9 @@ inline constexpr char kCacheHit[] = "cache hit ";
 // compile: each phase's own time, totals since watching), and an instant per generated module,
 // "generated code <id>: <path of its source>: <kernel>, <kernel>, ...".
 inline constexpr char kCompilePhase[] = "compile phase: ";
+// The phase groups, in the order a compile goes through them (the order the report lists them).
+inline constexpr const char* kCompilePhaseGroups[] = {"Dynamo", "AOTAutograd", "Inductor",
+                                                      "code generation", "kernel compile"};
 inline constexpr char kCompilePhaseSeconds[] = "compile phase seconds: ";
 inline constexpr char kGeneratedCode[] = "generated code ";
 // The wait for the next batch (category torch): a range over each next() of an iterator that
@@ -108,6 +111,9 @@ inline constexpr char kJaxCacheMiss[] = "jax compilation cache miss";
 inline constexpr char kTritonCompile[] = "triton compile: ";
 inline constexpr char kTritonCacheLoad[] = "triton cache load: ";
 inline constexpr char kTritonStageSeconds[] = "triton stage seconds: ";
+// The stages in the order a compile runs them (the order the report lists them).
+inline constexpr const char* kTritonStages[] = {"ir",  "ttir",  "ttgir", "llir",
+                                                "ptx", "cubin", "store"};
 
 // The CUDA caching allocator (counters, category alloc).
 inline constexpr char kAllocatedBytes[] = "cuda allocated bytes";

@@ -44,10 +44,14 @@ constexpr CounterMetric kCounters[] = {
 
 // `value` when it is one of `known`, else "other": label values stay a bounded set whatever
 // a trace holds.
-std::string known_or_other(std::string_view value, std::initializer_list<const char*> known) {
+template <typename Known>
+std::string known_or_other(std::string_view value, const Known& known) {
   for (const char* k : known)
     if (value == k) return k;
   return "other";
+}
+std::string known_or_other(std::string_view value, std::initializer_list<const char*> known) {
+  return known_or_other<std::initializer_list<const char*>>(value, known);
 }
 
 }  // namespace
@@ -57,9 +61,7 @@ void FrameworkMetrics::add_compile(const Event& e, const TimeBase& time) {
   if (e.type == EventType::kRange) {
     if (starts_with(name, fe::kCompile)) compiles.add(duration_seconds(time, e));
     if (const std::string_view phase = formats::jax_phase(name); !phase.empty()) {
-      jax_phases[known_or_other(phase, {fe::kJaxTrace, fe::kJaxLower, fe::kJaxBackendCompile,
-                                        fe::kJaxCacheLoad})]
-          .add(duration_seconds(time, e));
+      jax_phases[known_or_other(phase, fe::kJaxPhases)].add(duration_seconds(time, e));
     }
     if (starts_with(name, fe::kTritonCompile)) triton_compiles.add(duration_seconds(time, e));
     if (starts_with(name, fe::kTritonCacheLoad)) triton_loads.add(duration_seconds(time, e));
@@ -67,9 +69,8 @@ void FrameworkMetrics::add_compile(const Event& e, const TimeBase& time) {
   }
   if (e.type == EventType::kCounter) {
     if (starts_with(name, fe::kCompilePhaseSeconds))  // totals; a label of a known few
-      phase_seconds[known_or_other(
-          name + std::strlen(fe::kCompilePhaseSeconds),
-          {"Dynamo", "AOTAutograd", "Inductor", "code generation", "kernel compile"})] = e.value;
+      phase_seconds[known_or_other(name + std::strlen(fe::kCompilePhaseSeconds),
+                                   fe::kCompilePhaseGroups)] = e.value;
     return;
   }
   if (e.type != EventType::kInstant) return;

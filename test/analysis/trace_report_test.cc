@@ -70,7 +70,7 @@ TEST_CASE("the JSON's top-level keys are exactly the documented sections") {
   const std::set<std::string> documented = {
       "schema",  "events", "duration_ms", "dropped",      "verdict", "kernels",
       "ranges",  "gpu",    "latency",     "roofline",     "copies",  "memsets",
-      "compile", "jitter", "cpu_state",   "data_loading", "memory",  "timeline"};
+      "compile", "jitter", "cpu_state",   "data_loading", "memory",  "timeline", "sections"};
   Trace t;
   for (int i = 0; i < 30; ++i) t.range(kRequest, i * 2 * kMs, i * 2 * kMs + kMs);
   t.activity(GpuActivityKind::kKernel, "gemm", 0, kMs);

@@ -1,8 +1,8 @@
 # cmake -DCLI=path/to/gpuprobe -DDATA_DIR=test/data -DGOLDEN_DIR=test/golden -DWORK_DIR=... [-DUPDATE=ON] -P this
 #
-# Behaviour kept: `gpuprobe report --json` and `gpuprobe convert` give, on the traces kept in
-# test/data, exactly what they gave when the golden files were written. The report is compared
-# whole (a change shows as a diff); conversions, megabytes each, by SHA-256. The Perfetto writer
+# Behaviour kept: `gpuprobe report --json`, `gpuprobe report` (the text, NAME.report.txt) and
+# `gpuprobe convert` give, on the traces kept in test/data, exactly what they gave when the
+# golden files were written. The reports are compared whole (a change shows as a diff); conversions, megabytes each, by SHA-256. The Perfetto writer
 # puts a fresh trace id in each file, so a Perfetto output is compared through its conversion
 # back to Chrome JSON. With -DUPDATE=ON the golden files are rewritten instead: do that only for
 # a change meant to alter the output, and say so in the commit.
@@ -48,6 +48,20 @@ foreach(trace ${traces})
       endif()
     endif()
   endforeach()
+  # The text, from the same description as the JSON's "sections": unchanged to the byte.
+  run(${CLI} report ${trace})
+  set(golden ${GOLDEN_DIR}/${name}.report.txt)
+  if(UPDATE)
+    file(WRITE ${golden} "${run_output}")
+  elseif(NOT EXISTS ${golden})
+    list(APPEND failures "missing ${golden}")
+  else()
+    file(READ ${golden} expected)
+    if(NOT expected STREQUAL run_output)
+      file(WRITE ${WORK_DIR}/${name}.report.txt "${run_output}")
+      list(APPEND failures "report ${trace} differs: diff ${golden} ${WORK_DIR}/${name}.report.txt")
+    endif()
+  endif()
   foreach(output ${name}.json ${name}.back.json)
     file(SHA256 ${WORK_DIR}/${output} sum)
     string(APPEND hashes "${sum}  ${output}\n")
@@ -68,4 +82,4 @@ if(failures)
   string(REPLACE ";" "\n  " failures "${failures}")
   message(FATAL_ERROR "output changed against the golden files:\n  ${failures}")
 endif()
-message(STATUS "report --json and convert match the golden files for ${traces}")
+message(STATUS "report --json, report and convert match the golden files for ${traces}")

@@ -111,6 +111,7 @@ int run_report(const ReportArgs& args) {
     return 1;
   }
   options.timeline = !args.html.empty();
+  options.text = args.text;
   analysis::TraceReport sink(options);
   const Status s = readers::read_trace_file(trace, sink);
   if (!s.ok()) return fail(s);

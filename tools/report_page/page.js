@@ -6,8 +6,8 @@
 // out and counted; drag to zoom, double-click to reset, the charts move together), a chooser of
 // the range plotted (the report's own and the other repeated ranges the page carries), the
 // outliers of that range with their explanation trees (or why there are none), kernel time, the
-// ranges, data loading, the compile section. Every table sorts by a click on its header and
-// filters by its search box.
+// ranges, data loading and the compiles (the report's own text for them, sections.js). Every
+// table sorts by a click on its header and filters by its search box.
 //
 // window.gpuprobePage holds the charts, the selected outlier, the plotted range and
 // choose(index) to plot another, for whoever inspects the page (its tests do).
@@ -346,11 +346,6 @@
       `${timeline.marks_left_out} short cause events are not drawn (the longest are).`));
   }
 
-  if (timeline.marks_left_out > 0) {
-    overTime.append(el("p", { class: "note" },
-      `${timeline.marks_left_out} short cause events are not drawn (the longest are).`));
-  }
-
   // ---- Outliers of the plotted range and their explanation, or why there are none.
   const outlierTitle = el("h2", {});
   const outlierAbout = el("p", { id: "outliers-about" });
@@ -483,12 +478,18 @@
     { key: "gpu_ms", label: "GPU (ms)", num: true },
   ], data.ranges || []);
 
-  const sectionsOf = window.gpuprobeSections;
+  // Data loading and the compiles: the report's own text for them (sections.js), or why there
+  // is none.
+  const { described } = window.gpuprobeSections;
+  const or = (shown, why) => (shown.length ? shown : [el("p", { class: "empty" }, why)]);
   sections.append(
     outlierSection,
     section("kernels", "GPU kernel time", ...kernelSection),
     section("ranges", "Ranges", ranges),
-    section("data-loading", "Data loading", ...sectionsOf.dataLoading(data)),
-    section("compile", "Compiles", ...sectionsOf.compile(data)));
+    section("data-loading", "Data loading", ...or(described(data, ["data_loading"]),
+      "No data loading recorded: gpuprobe.torch.instrument_dataloader(loader) records the " +
+      "wait for each batch.")),
+    section("compile", "Compiles", ...or(described(data, ["eager_fallbacks", "torch_compile",
+      "jax_compile", "triton_compile"]), "No compiles in this trace.")));
   document.body.dataset.ready = "1";
 })();

@@ -1,0 +1,25 @@
+// The sections of `gpuprobe report`, in the order the terminal prints them: the trace's own
+// figures and the verdict, then each analysis's own description (section.h). The text report
+// prints them; the JSON carries them as "sections" for the page. A new analysis's section is one
+// line in report_sections.cc's list.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/section.h"
+
+namespace gpuprobe::analysis {
+
+struct ReportResult;
+
+// The first lines: the trace's span and events, what was lost while recording, and the verdict.
+Section describe_summary(const ReportResult& r, const TextOptions& options);
+
+// The ids of the sections, in order, as the JSON's "sections" names them (docs/report.md).
+std::vector<std::string> section_ids();
+
+// Every section of the report, empty ones left out.
+std::vector<Section> describe_report(const ReportResult& r, const TextOptions& options);
+
+}  // namespace gpuprobe::analysis
