@@ -16,7 +16,7 @@
 #include "readers/trace_file.h"
 #include "session/builtin_sinks.h"
 #include "tools/commands/command.h"
-#include "tools/flight_recorder_overlay.h"
+#include "tools/torch_fr_overlay.h"
 
 namespace gpuprobe::tools {
 namespace {
@@ -220,7 +220,7 @@ int merge_traces(const std::string& dir, const std::string& merge_dir,
     std::unique_ptr<Sink> sink;
     if (Status s = core::SinkRegistry::get().create(output_kind(out), out, &sink); !s.ok())
       return fail(s);
-    FlightRecorderOverlay overlay(*sink, dumps, m);
+    TorchFrOverlay overlay(*sink, dumps, m);
     if (Status s = readers::read_trace_file(file, overlay); !s.ok()) return fail(s);
     if (!overlay.found()) {
       std::fprintf(log, "wrote %s: its rank has no flight recorder dump, nothing added\n",

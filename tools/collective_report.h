@@ -12,7 +12,7 @@ namespace gpuprobe::tools {
 // Prints the report (text, or JSON with `json`) to stdout; returns the exit status. With
 // `merge_dir`, also writes each rank's gpuprobe trace in `dir` there, under its own name and in
 // its own format, with that rank's flight recorder entries and the first mismatch added
-// (tools/flight_recorder_overlay.h).
+// (tools/torch_fr_overlay.h).
 int run_collective_report(const std::string& dir, bool json, const std::string& merge_dir);
 
 }  // namespace gpuprobe::tools

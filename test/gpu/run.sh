@@ -269,7 +269,7 @@ fi
 # with one GPU, two ranks share it and all-reduce through gloo), under each recorder, rank 1
 # computing 4x as much: the straggler, NCCL's kernels and the ranges that launched them, the rank
 # label of each rank's metrics. Then a planted hang (rank 1 skips an all-reduce), PyTorch's flight
-# recorder dumps read by `gpuprobe report --flight-recorder` (and the traces merged with them):
+# recorder dumps read by `gpuprobe report --torch-flight-recorder` (and the traces merged with them):
 # found by the program's own timeout (every rank's trace complete); over NCCL also a hang in a
 # send (rank 1 skips one), and the all-reduce hang found by NCCL's watchdog (which dumps and takes
 # the waiting ranks down). RANKS_TIMEOUT: seconds each job may take (default 300).
@@ -308,17 +308,17 @@ ranks() {
   echo "== a planted hang over $backend: rank 1 skips step 5's all-reduce, the others time out; the flight recorder's dumps"
   job ranks_hang --steps 10 --recorder gpuprobe $p2p --hang-step 5 --hang-rank 1 --timeout 10
   ls "$out/ranks_hang"
-  build-gpu/gpuprobe report --flight-recorder "$out/ranks_hang" --merge "$out/ranks_hang_merged" 2>&1 |
+  build-gpu/gpuprobe report --torch-flight-recorder "$out/ranks_hang" --merge "$out/ranks_hang_merged" 2>&1 |
     tee "$out/ranks_hang.txt"
   if [ $backend = nccl ]; then
     echo "== a planted hang in a send: rank 1 skips step 5's send to rank $((2 % world)), whose receive times out"
     job ranks_hang_p2p --steps 10 --recorder gpuprobe --p2p --hang-step 5 --hang-rank 1 --hang-op send --timeout 10
-    build-gpu/gpuprobe report --flight-recorder "$out/ranks_hang_p2p" 2>&1 | tee "$out/ranks_hang_p2p.txt"
+    build-gpu/gpuprobe report --torch-flight-recorder "$out/ranks_hang_p2p" 2>&1 | tee "$out/ranks_hang_p2p.txt"
     echo "== the all-reduce hang found by NCCL's watchdog (it dumps on the timeout and takes the waiting ranks down)"
     job ranks_watchdog --steps 10 --recorder gpuprobe --hang-step 5 --hang-rank 1 --timeout 10 --hang-mode watchdog
     grep "ended with" "$out/ranks_watchdog.log"
     ls "$out/ranks_watchdog"
-    build-gpu/gpuprobe report --flight-recorder "$out/ranks_watchdog" 2>&1 | tee "$out/ranks_watchdog.txt"
+    build-gpu/gpuprobe report --torch-flight-recorder "$out/ranks_watchdog" 2>&1 | tee "$out/ranks_watchdog.txt"
   fi
 }
 

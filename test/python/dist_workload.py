@@ -27,7 +27,7 @@ and waits past the timeout instead (in a range "planted hang: ..."). How the oth
   program times out; NCCL's watchdog finds the operation past --timeout, dumps the flight
   recorder itself (TORCH_FR_DUMP_ON_TIMEOUT) and takes the process down, so that rank's gpuprobe
   trace is lost. The rank that skipped dumps on demand.
-Either way: `gpuprobe report --flight-recorder OUTDIR`.
+Either way: `gpuprobe report --torch-flight-recorder OUTDIR`.
 """
 import argparse
 import datetime

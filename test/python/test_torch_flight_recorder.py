@@ -1,4 +1,4 @@
-"""`gpuprobe report --flight-recorder DIR` on PyTorch's own flight recorder dumps of a real
+"""`gpuprobe report --torch-flight-recorder DIR` on PyTorch's own flight recorder dumps of a real
 two-process torch.distributed job (gloo, on the CPU) with a planted hang: rank 1 skips one
 all-reduce, rank 0's times out, both dump. The first collective a rank never joined is checked
 against the dumps read with Python's pickle and against PyTorch's own analyzer (fr_trace), and
@@ -34,7 +34,8 @@ def hang(tmp_path_factory):
 
 
 def report(directory):
-    out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--flight-recorder", str(directory),
+    out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--torch-flight-recorder",
+                          str(directory),
                           "--json"], check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
@@ -99,17 +100,20 @@ def test_the_mismatch_is_placed_on_gpuprobes_timeline(hang):
 
 
 def test_text_report_and_bad_directories(hang, tmp_path):
+    # --flight-recorder: the flag's earlier name, still accepted.
     out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--flight-recorder", str(hang)],
                          check=True, capture_output=True, text=True).stdout
     assert "first mismatch: process group 0 (default_pg), collective" in out
     assert "rank 1 never joined" in out
     shutil.copy(hang / "rank0.json", tmp_path / "rank0.json")
-    bad = subprocess.run([str(BUILD / "gpuprobe"), "report", "--flight-recorder", str(tmp_path)],
+    bad = subprocess.run([str(BUILD / "gpuprobe"), "report", "--torch-flight-recorder",
+                          str(tmp_path)],
                          capture_output=True, text=True)
     assert bad.returncode == 1
     assert "no flight recorder dumps" in bad.stderr
     (tmp_path / "fr_rank_0").write_bytes(b"\x80\x02cos\nsystem\nX\x02\x00\x00\x00ls\x85R.")
-    bad = subprocess.run([str(BUILD / "gpuprobe"), "report", "--flight-recorder", str(tmp_path)],
+    bad = subprocess.run([str(BUILD / "gpuprobe"), "report", "--torch-flight-recorder",
+                          str(tmp_path)],
                          capture_output=True, text=True)
     assert bad.returncode == 1
     assert "not a reference to os.system" in bad.stderr
@@ -122,7 +126,8 @@ def test_a_rank_without_a_dump_is_not_called_healthy(hang, tmp_path):
     d = pickle.load(open(hang / "fr_rank_1", "rb"))
     d["pg_config"] = {"0": {"name": "0", "desc": "default_pg", "ranks": "[0, 1]"}}
     pickle.dump(d, open(tmp_path / "fr_rank_1", "wb"))
-    out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--flight-recorder", str(tmp_path)],
+    out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--torch-flight-recorder",
+                          str(tmp_path)],
                          check=True, capture_output=True, text=True).stdout
     assert "no dump from rank 0, not judged" in out
     assert "rank 0 wrote no dump, so this does not rule out a hang" in out
@@ -172,7 +177,8 @@ def test_a_send_no_receive_met_is_named(tmp_path):
     assert (m["kind"], m["src"], m["dst"], m["index"]) == ("unreceived", 0, 1, 1)
     assert m["sides"][0]["where"] == "pipeline.py:7 in exchange"
     assert m["last_of_missing"]["name"] == "nccl:all_reduce"
-    out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--flight-recorder", str(tmp_path)],
+    out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--torch-flight-recorder",
+                          str(tmp_path)],
                          check=True, capture_output=True, text=True).stdout
     assert ("collectives 1..2 held by every buffer, 1 joined alike by every rank, collective 2 "
             "not; point-to-point: 1 sends met by their receives, not operation 2 from rank 0 to "
@@ -198,7 +204,8 @@ def test_a_hang_in_a_send_over_gloo_is_not_called_healthy_without_saying_why(tmp
     assert "rank 0: timed out" in done.stdout
     r = report(tmp_path)
     assert r["backend"] == "gloo" and r["first_mismatch"] == -1
-    out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--flight-recorder", str(tmp_path)],
+    out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--torch-flight-recorder",
+                          str(tmp_path)],
                          check=True, capture_output=True, text=True).stdout
     assert "gloo's flight recorder keeps no sends or receives" in out
 
@@ -217,7 +224,8 @@ def test_merge_puts_the_recorders_entries_on_each_ranks_trace(hang, tmp_path):
     for r in (0, 1):
         shutil.copy(hang / f"rank{r}.json", tmp_path / f"rank{r}.json")
     merged = tmp_path / "merged"
-    out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--flight-recorder", str(tmp_path),
+    out = subprocess.run([str(BUILD / "gpuprobe"), "report", "--torch-flight-recorder",
+                          str(tmp_path),
                           "--merge", str(merged)], check=True, capture_output=True, text=True)
     assert f"wrote {merged / 'rank0.json'}: " in out.stdout
     r = report(tmp_path)
@@ -226,7 +234,7 @@ def test_merge_puts_the_recorders_entries_on_each_ranks_trace(hang, tmp_path):
     for rank in (0, 1):
         before, after = _events(tmp_path / f"rank{rank}.json"), _events(merged / f"rank{rank}.json")
         names = {e["args"]["name"] for e in after if e.get("ph") == "M" and e["name"] == "thread_name"}
-        assert any("flight recorder: process group 0 (default_pg)" in n for n in names), names
+        assert any("(PyTorch flight recorder: process group 0 (default_pg))" in n for n in names), names
         track = {e["tid"] for e in after if e.get("ph") == "M" and e["name"] == "thread_name"
                  and "flight recorder" in e["args"]["name"]}
         added = [e for e in after if e.get("tid") in track and e.get("ph") != "M"]
@@ -257,4 +265,4 @@ def test_merge_puts_the_recorders_entries_on_each_ranks_trace(hang, tmp_path):
     assert f"waiting since issued: gloo:all_reduce (collective {seq})" in ranges
     bad = subprocess.run([str(BUILD / "gpuprobe"), "report", str(tmp_path), "--merge", str(merged)],
                          capture_output=True, text=True)
-    assert bad.returncode == 2 and "--flight-recorder" in bad.stderr
+    assert bad.returncode == 2 and "--torch-flight-recorder" in bad.stderr

@@ -95,7 +95,7 @@ int run_report(const ReportArgs& args) {
       if (fr_dumps > 0)
         std::printf(
             "this directory also holds PyTorch flight recorder dumps of %zu rank%s: "
-            "gpuprobe report --flight-recorder %s\n",
+            "gpuprobe report --torch-flight-recorder %s\n",
             fr_dumps, fr_dumps == 1 ? "" : "s", args.file.c_str());
     }
     return 0;
@@ -141,7 +141,8 @@ void add_report_command(CLI::App& app, CommandRun* run) {
       "report",
       "where time went and why latency jittered: kernel and range tables, GPU idle breakdown, "
       "latency percentiles, outliers and what overlapped them; DIR: a trace per rank, "
-      "stragglers flagged; a dump: what its trigger fired on, explained; --flight-recorder DIR: "
+      "stragglers flagged; a dump: what its trigger fired on, explained; --torch-flight-recorder "
+      "DIR: "
       "PyTorch's flight recorder dumps, the first collective a rank never joined");
   auto args = std::make_shared<ReportArgs>();
   cmd->add_option("FILE", args->file,
@@ -149,14 +150,16 @@ void add_report_command(CLI::App& app, CommandRun* run) {
       ->required();
   cmd->add_flag("--json", args->json, "the report as JSON (schema in docs/report.md)");
   CLI::Option* flight_recorder = cmd->add_flag(
-      "--flight-recorder", args->flight_recorder,
-      "DIR holds PyTorch flight recorder dumps (TORCH_FR_BUFFER_SIZE), one per rank: match their "
-      "collectives and sends, name the first that not every rank joined, and place it on the "
-      "timelines of gpuprobe's traces in DIR");
-  cmd->add_option("--merge", args->merge,
-                  "with --flight-recorder: write each rank's gpuprobe trace in DIR into OUTDIR, "
-                  "with that rank's flight recorder entries on a thread per process group and "
-                  "the first mismatch marked")
+      "--torch-flight-recorder,--flight-recorder", args->flight_recorder,
+      "DIR holds PyTorch's flight recorder dumps (TORCH_FR_BUFFER_SIZE; not gpuprobe's own "
+      "flight=, whose dumps are read without a flag), one per rank: match their collectives and "
+      "sends, name the first that not every rank joined, and place it on the timelines of "
+      "gpuprobe's traces in DIR (--flight-recorder: the same, its earlier name)");
+  cmd->add_option(
+         "--merge", args->merge,
+         "with --torch-flight-recorder: write each rank's gpuprobe trace in DIR into OUTDIR, "
+         "with that rank's flight recorder entries on a thread per process group and "
+         "the first mismatch marked")
       ->type_name("OUTDIR")
       ->needs(flight_recorder);
   cmd->add_option("--html", args->html, "write the report as an HTML page with plots")

@@ -1,9 +1,9 @@
 // A Sink in front of another that adds one rank's PyTorch flight recorder entries to the trace
-// it writes (`gpuprobe report --flight-recorder DIR --merge OUT`): on a thread per process group,
-// "flight recorder: process group 0 (default_pg)", each collective or send/receive as an instant
-// when the rank issued it, those neither completed nor retired as a range from then to the
-// trace's end (still waiting when the recorder dumped), and the first mismatch of the ranks as
-// an instant. The recorder's completion times are when its watchdog noticed them, not when they
+// it writes (`gpuprobe report --torch-flight-recorder DIR --merge OUT`): on a thread per process
+// group, "PyTorch flight recorder: process group 0 (default_pg)", each collective or send/receive
+// as an instant when the rank issued it, those neither completed nor retired as a range from then
+// to the trace's end (still waiting when the recorder dumped), and the first mismatch of the ranks
+// as an instant. The recorder's completion times are when its watchdog noticed them, not when they
 // ended, so completed operations are not drawn as ranges. Entries outside the trace's span are
 // left out (counted).
 #pragma once
@@ -19,11 +19,11 @@
 
 namespace gpuprobe::tools {
 
-class FlightRecorderOverlay : public Sink {
+class TorchFrOverlay : public Sink {
  public:
   // `out`, `dumps` and `match` must outlive the overlay; the trace's rank picks the dump.
-  FlightRecorderOverlay(Sink& out, const std::vector<formats::torch_fr::Dump>& dumps,
-                        const analysis::CollectiveMatch& match)
+  TorchFrOverlay(Sink& out, const std::vector<formats::torch_fr::Dump>& dumps,
+                 const analysis::CollectiveMatch& match)
       : out_(out), dumps_(dumps), match_(match) {}
 
   Status open(const TraceInfo& info) override;

@@ -1,4 +1,4 @@
-#include "tools/flight_recorder_overlay.h"
+#include "tools/torch_fr_overlay.h"
 
 #include <algorithm>
 
@@ -39,22 +39,22 @@ std::string mismatch_name(const analysis::CollectiveMatch& m) {
 
 }  // namespace
 
-void FlightRecorderOverlay::find_dump(int rank) {
+void TorchFrOverlay::find_dump(int rank) {
   for (const fr::Dump& d : dumps_)
     if (d.rank == rank && rank >= 0) dump_ = &d;
 }
 
-Status FlightRecorderOverlay::open(const TraceInfo& info) {
+Status TorchFrOverlay::open(const TraceInfo& info) {
   find_dump(info.rank);
   return out_.open(info);
 }
 
-void FlightRecorderOverlay::update_info(const TraceInfo& info) {
+void TorchFrOverlay::update_info(const TraceInfo& info) {
   if (dump_ == nullptr) find_dump(info.rank);  // a Perfetto trace states its rank at its end
   out_.update_info(info);
 }
 
-Status FlightRecorderOverlay::write(const EventBatch& batch) {
+Status TorchFrOverlay::write(const EventBatch& batch) {
   for (const Event& e : batch) {
     any_ = true;
     first_tick_ = std::min(first_tick_, e.begin);
@@ -63,13 +63,13 @@ Status FlightRecorderOverlay::write(const EventBatch& batch) {
   return out_.write(batch);
 }
 
-const CallSite* FlightRecorderOverlay::site(std::string name) {
+const CallSite* TorchFrOverlay::site(std::string name) {
   names_.push_back(std::move(name));
   sites_.push_back({names_.back().c_str(), "", "", 0, 0, Category::kApp});
   return &sites_.back();
 }
 
-Status FlightRecorderOverlay::close(const Stats& stats, const TimeBase& time) {
+Status TorchFrOverlay::close(const Stats& stats, const TimeBase& time) {
   if (!any_ || dump_ == nullptr) return out_.close(stats, time);
   const std::int64_t first_ns = time.wall_ns(first_tick_), last_ns = time.wall_ns(last_tick_);
   Stats out_stats = stats;
@@ -104,7 +104,7 @@ Status FlightRecorderOverlay::close(const Stats& stats, const TimeBase& time) {
     if (written == 0) continue;
     ThreadInfo t;
     t.os_tid = kFirstTid + static_cast<std::int64_t>(thread - stats.threads.size());
-    t.name = "flight recorder: process group " + g.pg_name + " (" + g.pg_desc + ")";
+    t.name = "PyTorch flight recorder: process group " + g.pg_name + " (" + g.pg_desc + ")";
     t.written = written;
     out_stats.threads.push_back(std::move(t));
     out_stats.written += written;
