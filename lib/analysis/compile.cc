@@ -165,11 +165,6 @@ void Compile::add(const ReportEvent& r) {
       add_mode_value(name.substr(sizeof fe::kCompileMode - 1), e.value);
       return;
     }
-    if (starts_with(e.site->name, fe::kTritonStageSeconds)) {
-      c.triton.stage_seconds[std::string(name.substr(sizeof fe::kTritonStageSeconds - 1))] =
-          e.value;  // totals: the last value is the answer
-      return;
-    }
     if (starts_with(e.site->name, fe::kCompilePhaseSeconds)) {
       c.phase_seconds[std::string(name.substr(sizeof fe::kCompilePhaseSeconds - 1))] = e.value;
       return;
@@ -184,8 +179,6 @@ void Compile::add(const ReportEvent& r) {
     return;
   }
   if (e.type == EventType::kInstant && e.site->category == Category::kCompile) {
-    c.jax.cache_hits += std::strcmp(e.site->name, fe::kJaxCacheHit) == 0;
-    c.jax.cache_misses += std::strcmp(e.site->name, fe::kJaxCacheMiss) == 0;
     add_mark(e.site->name);
     return;
   }
@@ -204,16 +197,6 @@ void Compile::add(const ReportEvent& r) {
     c.compile_ns += r.end_ns - r.begin_ns;
     c.last_compile_end_ns = std::max(c.last_compile_end_ns, r.end_ns);
     for (RunsAfter& after : runs_after_) after.compile_ended(r.end_ns);
-  } else if (starts_with(e.site->name, fe::kTritonCompile)) {
-    ++c.triton.compiles;
-    c.triton.compile_seconds += static_cast<double>(r.end_ns - r.begin_ns) * 1e-9;
-  } else if (starts_with(e.site->name, fe::kTritonCacheLoad)) {
-    ++c.triton.loads;
-    c.triton.load_seconds += static_cast<double>(r.end_ns - r.begin_ns) * 1e-9;
-  } else if (const std::string_view phase = formats::jax_phase(e.site->name); !phase.empty()) {
-    c.jax.phase_seconds[std::string(phase)] += static_cast<double>(r.end_ns - r.begin_ns) * 1e-9;
-    c.jax.compiles += phase == fe::kJaxBackendCompile;
-    c.jax.loads += phase == fe::kJaxCacheLoad;
   }
   add_profiler_compile_id(e.site->name);
   if (e.site->category == Category::kStep) ++c.steps;
@@ -360,14 +343,6 @@ void Compile::write_json(const TraceContext& trace, nlohmann::json* report) cons
   for (const fe::ModeColumn& column : fe::kModeColumns)
     columns.push_back({{"key", column.key}, {"heading", column.heading}});
   j["mode_columns"] = columns;
-  j["jax"] = {{"compiles", c.jax.compiles},           {"cache_loads", c.jax.loads},
-              {"cache_hits", c.jax.cache_hits},       {"cache_misses", c.jax.cache_misses},
-              {"phase_seconds", c.jax.phase_seconds}, {"phase_order", fe::kJaxPhases}};
-  j["triton"] = {{"compiles", c.triton.compiles},
-                 {"cache_loads", c.triton.loads},
-                 {"compile_seconds", c.triton.compile_seconds},
-                 {"cache_load_seconds", c.triton.load_seconds},
-                 {"stage_seconds", c.triton.stage_seconds}};
   (*report)["compile"] = j;
 }
 

@@ -80,19 +80,6 @@ struct CompileResult {
     std::map<std::string, double> values;
   };
   std::vector<ModeRow> modes;
-  // JAX's compiles (gpuprobe.jax.watch_compile()): backend compiles, those the persistent cache
-  // answered (loads), each phase's time, and the cache's answers.
-  struct Jax {
-    std::uint64_t compiles = 0, loads = 0, cache_hits = 0, cache_misses = 0;
-    std::map<std::string, double> phase_seconds;  // trace, lower, backend compile, cache load
-  } jax;
-  // Triton's JIT compiles of kernels (gpuprobe.triton.watch_compile()): real compiles and loads
-  // from its on-disk cache, their time, and each stage's time (from its counters).
-  struct Triton {
-    std::uint64_t compiles = 0, loads = 0;
-    double compile_seconds = 0, load_seconds = 0;
-    std::map<std::string, double> stage_seconds;  // ir, ttir, ttgir, llir, ptx, cubin, store
-  } triton;
   // Runs of compiled code (graph runs when the trace has them, else frames): m and T_execute,
   // and the time they are a share p of (the trace's outside compiles) for the Amdahl bound.
   std::uint64_t runs = 0;
@@ -114,12 +101,10 @@ struct CompileResult {
 // The report's compile sections: the frames that failed to compile and ran eagerly (said right
 // after the verdict), torch.compile's (compiles, compiled code's share and Amdahl's bound,
 // caches, phases, generated code, speedups, compare_modes()'s table, recompiles, limit hits,
-// restarts, graph breaks and their run-time cost), JAX's and Triton's; each empty when the trace
-// has none of it.
+// restarts, graph breaks and their run-time cost); each empty when the trace has none of it.
+// JAX's and Triton's compiles are analyses of their own (jax_compile.h, triton_compile.h).
 Section describe_eager_fallbacks(const ReportResult& r, const TextOptions& options);
 Section describe_torch_compile(const ReportResult& r, const TextOptions& options);
-Section describe_jax_compile(const ReportResult& r, const TextOptions& options);
-Section describe_triton_compile(const ReportResult& r, const TextOptions& options);
 
 class Compile : public Analysis {
  public:

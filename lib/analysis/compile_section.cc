@@ -1,5 +1,5 @@
-// compile.h's sections of the report: torch.compile's, JAX's and Triton's, and the frames that
-// fell back to eager; their words, once, for the terminal, the JSON and the page (section.h).
+// compile.h's sections of the report: torch.compile's, and the frames that fell back to eager;
+// their words, once, for the terminal, the JSON and the page (section.h).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -164,7 +164,7 @@ Section describe_torch_compile(const ReportResult& r, const TextOptions&) {
   }
   if (!c.fallbacks.empty())
     s.line(1,
-           absl::StrFormat("eager fallbacks: %u (listed under the verdict)", c.fallbacks.size()));
+           absl::StrFormat("eager fallbacks: %u (listed above)", c.fallbacks.size()));
   s.line(1, absl::StrFormat("restarts (Dynamo analysed a frame again): %u", c.restarts.size()));
   for (const std::string& restart : c.restarts) s.line(2, restart);
   std::uint64_t breaks = 0;
@@ -177,44 +177,6 @@ Section describe_torch_compile(const ReportResult& r, const TextOptions&) {
                               "%.3f ms; %.1f%% of the compiled code's time with it)",
                               b.returns, b.fallback_ms, ms(b.overhead_ns), ms(b.median_ns),
                               100.0 * b.share));
-  }
-  return s;
-}
-
-Section describe_jax_compile(const ReportResult& r, const TextOptions&) {
-  Section s("jax_compile");
-  const CompileResult::Jax& jax = r.compile.jax;
-  if (jax.compiles + jax.loads + jax.cache_hits + jax.cache_misses == 0) return s;
-  double compile_s = 0;
-  for (const auto& [phase, seconds] : jax.phase_seconds)
-    compile_s += phase == fe::kJaxCacheLoad ? 0 : seconds;
-  std::string head =
-      absl::StrFormat("JAX: %u compiles, %.3f ms compiling", jax.compiles, compile_s * 1e3);
-  for (const char* phase : fe::kJaxPhases) {
-    const auto it = jax.phase_seconds.find(phase);
-    if (it != jax.phase_seconds.end())
-      absl::StrAppendFormat(&head, "; %s %.3f ms", phase, it->second * 1e3);
-  }
-  s.line(0, std::move(head));
-  s.line(1, absl::StrFormat("persistent cache: %u hits (%u loads), %u misses", jax.cache_hits,
-                            jax.loads, jax.cache_misses));
-  return s;
-}
-
-Section describe_triton_compile(const ReportResult& r, const TextOptions&) {
-  Section s("triton_compile");
-  const CompileResult::Triton& t = r.compile.triton;
-  if (t.compiles + t.loads == 0) return s;
-  s.line(0, absl::StrFormat("Triton: %u kernel compiles, %.3f ms; %u loads from its cache, %.3f ms",
-                            t.compiles, t.compile_seconds * 1e3, t.loads, t.load_seconds * 1e3));
-  if (!t.stage_seconds.empty()) {
-    std::string text = "stages:";
-    for (const char* stage : fe::kTritonStages) {
-      const auto it = t.stage_seconds.find(stage);
-      if (it != t.stage_seconds.end())
-        absl::StrAppendFormat(&text, " %s %.3f ms", stage, it->second * 1e3);
-    }
-    s.line(1, std::move(text));
   }
   return s;
 }

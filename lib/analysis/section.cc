@@ -9,7 +9,8 @@ namespace {
 std::string cell_text(const std::string& text, const Column& c) {
   const std::size_t width = c.width > 0 ? static_cast<std::size_t>(c.width) : 0;
   if (text.size() > width) {
-    return c.clip && width > 3 ? text.substr(0, width - 3) + "..." : text;
+    if (!c.clip) return text;
+    return width > 3 ? text.substr(0, width - 3) + "..." : text.substr(0, width);
   }
   const std::string pad(width - text.size(), ' ');
   return c.left ? text + pad : pad + text;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdio>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,7 @@ struct Column {
   std::string heading;
   int width = 0;
   bool left = false;  // left-aligned (names); else right-aligned (figures)
-  bool clip = false;  // the terminal shortens a longer cell to `width` with "..."
+  bool clip = false;  // the terminal shortens a longer cell to `width`, ending it with "..."
 };
 
 // A row: its cells, one per column, and lines said beneath it (one indent deeper).
@@ -57,13 +58,14 @@ struct Block {
 struct Section {
   std::string id;
   bool spaced = true;
-  std::vector<Block> blocks;
+  std::deque<Block> blocks;  // a deque: a table() stays where it is as more blocks are added
 
   explicit Section(std::string section_id, bool blank_line_before = true)
       : id(std::move(section_id)), spaced(blank_line_before) {}
   // Adds a line of text at `indent` levels.
   Section& line(int indent, std::string text);
-  // Adds a table at `indent` levels, with these columns; fill its rows through the result.
+  // Adds a table at `indent` levels, with these columns; fill its rows through the result (it
+  // stays valid while the section lives).
   Table& table(int indent, std::vector<Column> columns);
   bool empty() const { return blocks.empty(); }
 };

@@ -67,6 +67,8 @@ Status TraceReport::close(const Stats& stats, const TimeBase&) {
   r.latency = latency_.result();
   r.jitter = jitter_.result();
   r.compile = compile_.result();
+  r.jax = jax_.result();
+  r.triton = triton_.result();
   r.data = data_.result();
   r.memory = memory_.result();
   r.timeline = timeline_.result();

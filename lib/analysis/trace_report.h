@@ -15,12 +15,14 @@
 #include "analysis/data_loading.h"
 #include "analysis/gpu_breakdown.h"
 #include "analysis/gpu_idle.h"
+#include "analysis/jax_compile.h"
 #include "analysis/jitter.h"
 #include "analysis/kernel_bounds.h"
 #include "analysis/latency.h"
 #include "analysis/memory.h"
 #include "analysis/names.h"
 #include "analysis/timeline.h"
+#include "analysis/triton_compile.h"
 #include "gpuprobe/sink.hpp"
 
 namespace gpuprobe::analysis {
@@ -62,6 +64,8 @@ struct ReportResult {
   std::vector<LatencyRow> latency;
   JitterResult jitter;
   CompileResult compile;
+  JaxCompileResult jax;
+  TritonCompileResult triton;
   DataLoadingResult data;
   MemoryResult memory;
   TimelineResult timeline;  // with ReportOptions::timeline
@@ -104,11 +108,14 @@ class TraceReport : public Sink {
   CpuState cpu_;  // before jitter_, which asks it about each outlier
   Jitter jitter_;
   Compile compile_;
+  JaxCompile jax_;        // after compile_: each writes its key into compile's JSON
+  TritonCompile triton_;  // after compile_, too
   DataLoading data_;
   Memory memory_;      // after jitter_: it reads the outliers
   Timeline timeline_;  // after jitter_: its target and causes; only with options_.timeline
-  std::vector<Analysis*> analyses_ = {&names_, &gpu_,    &breakdown_, &bounds_, &latency_,
-                                      &cpu_,   &jitter_, &compile_,   &data_,   &memory_};
+  std::vector<Analysis*> analyses_ = {&names_,   &gpu_,    &breakdown_, &bounds_,
+                                      &latency_, &cpu_,    &jitter_,    &compile_,
+                                      &jax_,     &triton_, &data_,      &memory_};
   std::uint64_t events_ = 0;
   std::int64_t first_ns_ = INT64_MAX, last_ns_ = INT64_MIN;
   ReportResult result_;

@@ -180,19 +180,20 @@ TEST_CASE("JAX's and Triton's compiles are counted apart from torch.compile's") 
   t.range(triton_compile, 200 * kMs, 900 * kMs);
   t.events.push_back(Event{EventType::kCounter, 0, &cubin, 900 * kMs, 900 * kMs, 0.05});
   t.range(triton_load, 950 * kMs, 951 * kMs);
-  const analysis::CompileResult& c = t.run().compile;
+  const analysis::ReportResult& r = t.run();
+  const analysis::CompileResult& c = r.compile;
   CHECK(c.compiles == 1);  // torch.compile's only
   CHECK(c.compile_ns == 100 * kMs);
-  CHECK(c.jax.compiles == 1);
-  CHECK(c.jax.loads == 1);
-  CHECK(c.jax.cache_hits == 1);
-  CHECK(c.jax.phase_seconds.at("trace") == Approx(0.002));
-  CHECK(c.jax.phase_seconds.at("backend compile") == Approx(0.048));
-  CHECK(c.triton.compiles == 1);
-  CHECK(c.triton.loads == 1);
-  CHECK(c.triton.compile_seconds == Approx(0.7));
-  CHECK(c.triton.load_seconds == Approx(0.001));
-  CHECK(c.triton.stage_seconds.at("cubin") == Approx(0.05));
+  CHECK(r.jax.compiles == 1);
+  CHECK(r.jax.loads == 1);
+  CHECK(r.jax.cache_hits == 1);
+  CHECK(r.jax.phase_seconds.at("trace") == Approx(0.002));
+  CHECK(r.jax.phase_seconds.at("backend compile") == Approx(0.048));
+  CHECK(r.triton.compiles == 1);
+  CHECK(r.triton.loads == 1);
+  CHECK(r.triton.compile_seconds == Approx(0.7));
+  CHECK(r.triton.load_seconds == Approx(0.001));
+  CHECK(r.triton.stage_seconds.at("cubin") == Approx(0.05));
 }
 
 }  // namespace

@@ -278,3 +278,35 @@ def test_generated_code_counts_its_graph_runs_on_the_cpu(torch_page):
     assert all(t in report for t in lines), [t for t in lines if t not in report]
     loading = text(browser, "#data-loading")
     assert "data loading: " in loading and " batches, " in loading and "P99" in loading
+
+
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
+
+
+def test_described_sections_nest_and_sort_as_the_text_says(tmp_path):
+    """The recompile storm of examples/compile (test/data/py_storm.json.gz) and compare_modes()'s
+    table (py_modes): each reason nests under its count as the text indents it, and a table of
+    figures sorts by value, "never" above every figure."""
+    pages = {}
+    for name in ("py_storm", "py_modes"):
+        trace = tmp_path / f"{name}.json.gz"
+        trace.write_bytes((DATA / f"{name}.json.gz").read_bytes())
+        pages[name] = page_of(trace)
+    with Browser(width=1200, height=1400) as browser:
+        browser.open(pages["py_storm"].as_uri())
+        assert browser.eval("document.body.dataset.ready") == "1"
+        nested = browser.eval("""[...document.querySelectorAll('#compile li')].filter(li =>
+            li.firstElementChild.textContent.startsWith('recompiles: ')).map(li =>
+            [li.firstElementChild.textContent, li.querySelectorAll('ul li').length])""")
+        assert len(nested) == 1
+        count = int(nested[0][0].split(": ")[1])
+        assert count > 0 and nested[0][1] == count, nested
+        browser.open(pages["py_modes"].as_uri())
+        assert browser.eval("document.body.dataset.ready") == "1"
+        head = browser.eval("[...document.querySelectorAll('#compile table thead th')]"
+                            ".map(c => c.textContent)")
+        assert head[:3] == ["mode", "T_compile (s)", "T_execute (ms)"], head
+        cells = browser.eval("[...document.querySelectorAll('#compile table tbody td')]"
+                             ".map(c => c.textContent)")
+        assert cells[0] == "default" and "never" in cells, cells
+        assert browser.errors() == []

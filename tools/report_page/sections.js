@@ -8,20 +8,24 @@
   "use strict";
   const { el, longText, table } = window.gpuprobeUtil;
 
-  // A figure cell ("2.037", "12.5%", "-") as a number to sort by, or the text itself.
+  // A figure cell ("2.037", "12.5%", "never", "-") as a number to sort by: "never" above every
+  // figure, "-" (unknown) below; a name stays text.
   const NUMBER = /^-?\d+(\.\d+)?(e[-+]?\d+)?%?$/i;
-  const value = (cell) => (NUMBER.test(cell) ? parseFloat(cell) : cell);
+  const value = (cell, left) => left ? cell : NUMBER.test(cell) ? parseFloat(cell)
+    : cell === "never" ? Infinity : -Infinity;
 
   function describedTable(id, t) {
+    // Each cell's text shown and filtered (t<i>), its value sorted by (c<i>).
     const columns = t.columns.map((c, i) => ({
-      key: `c${i}`, label: c.heading || " ", num: !c.left, cell: (r) => r[`t${i}`],
+      key: `t${i}`, sortKey: `c${i}`, label: c.heading || " ", num: !c.left,
+      cell: (r) => r[`t${i}`],
     }));
     const withNotes = t.rows.some((r) => r.notes.length > 0);
     if (withNotes) columns.push({ key: "notes", label: "notes", cell: (r) => r.notes });
     const rows = t.rows.map((r) => {
       const row = { notes: r.notes.join("; ") };
       r.cells.forEach((cell, i) => {
-        row[`c${i}`] = value(cell);
+        row[`c${i}`] = value(cell, (t.columns[i] || {}).left);
         row[`t${i}`] = cell;
       });
       return row;
@@ -49,9 +53,16 @@
       const depth = b.indent - 1;
       lists.length = Math.min(lists.length, depth + 1);
       while (lists.length <= depth) {
+        // A list one level deeper nests in the last item of the one above (an empty item when a
+        // line skips a level).
         const list = el("ul", { class: "texts" });
-        const parent = lists.length ? lists[lists.length - 1].lastElementChild : null;
-        if (parent) parent.append(list); else out.push(list);
+        if (lists.length === 0) {
+          out.push(list);
+        } else {
+          const above = lists[lists.length - 1];
+          if (!above.lastElementChild) above.append(el("li", { class: "holder" }));
+          above.lastElementChild.append(list);
+        }
         lists.push(list);
       }
       lists[depth].append(el("li", {}, longText(b.text)));

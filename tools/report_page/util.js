@@ -46,8 +46,9 @@
   }
 
   // A table with sortable headers, a filter box and at most `limit` rows drawn. Columns: {key,
-  // label, num (right-aligned, `digits` decimals), cell (r => content)}; a row's onclick and
-  // rowId (data-index) are kept. `empty`, when given, is what the table says with no rows.
+  // label, num (right-aligned, `digits` decimals), cell (r => content), sortKey (the row's field
+  // to sort by, when not `key`: the filter matches `key`)}; a row's onclick and rowId
+  // (data-index) are kept. `empty`, when given, is what the table says with no rows.
   function table(id, columns, rows, limit = 500, empty = null) {
     let key = null, descending = true, filter = "";
     const body = el("tbody");
@@ -55,8 +56,9 @@
     const head = el("tr", {}, ...columns.map((c) => el("th", {
       class: c.num ? "num" : "", title: "sort",
       onclick: () => {
-        descending = key === c.key ? !descending : true;
-        key = c.key;
+        const by = c.sortKey || c.key;
+        descending = key === by ? !descending : true;
+        key = by;
         draw();
       },
     }, c.label)));
