@@ -1,8 +1,8 @@
 // The seam every analysis of `gpuprobe report` implements: it sees each event once, as it
 // streams (add), computes its result when the trace ends (finish), and writes its own section of
 // the report's JSON (write_json). TraceReport (trace_report.h) is the Sink that feeds them. Its
-// section of the text report and of the page is described once, by a `describe_*` function in
-// its own .cc (section.h), listed in report_sections.cc.
+// section of the text report and of the page is described once, from its result, by a
+// `describe_*` function in its own .cc (section.h), listed in report_sections.cc.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +17,6 @@
 namespace gpuprobe::analysis {
 
 struct NameStats;
-// Every analysis's result (trace_report.h): what the describers of sections (section.h) read.
-struct ReportResult;
 
 // One event inside the report's window, in wall-clock nanoseconds.
 struct ReportEvent {

@@ -103,8 +103,9 @@ struct CompileResult {
 // caches, phases, generated code, speedups, compare_modes()'s table, recompiles, limit hits,
 // restarts, graph breaks and their run-time cost); each empty when the trace has none of it.
 // JAX's and Triton's compiles are analyses of their own (jax_compile.h, triton_compile.h).
-Section describe_eager_fallbacks(const ReportResult& r, const TextOptions& options);
-Section describe_torch_compile(const ReportResult& r, const TextOptions& options);
+// `trace_ns`: the trace's span, what T_compile is a share of.
+Section describe_eager_fallbacks(const CompileResult& c);
+Section describe_torch_compile(const CompileResult& c, std::int64_t trace_ns);
 
 class Compile : public Analysis {
  public:

@@ -7,17 +7,16 @@
 
 #include "absl/strings/str_format.h"
 #include "analysis/compile.h"
-#include "analysis/trace_report.h"
 #include "formats/framework_events.h"
 
 namespace gpuprobe::analysis {
 
 namespace fe = formats::framework_events;
 
-Section describe_eager_fallbacks(const ReportResult& r, const TextOptions&) {
+Section describe_eager_fallbacks(const CompileResult& c) {
   // A frame that silently ran eagerly looks like a compile that worked: said first.
   Section s("eager_fallbacks", false);
-  const std::vector<std::string>& fallbacks = r.compile.fallbacks;
+  const std::vector<std::string>& fallbacks = c.fallbacks;
   if (fallbacks.empty()) return s;
   s.line(0, absl::StrFormat("EAGER FALLBACK: %u torch.compile frame%s failed to compile and ran "
                             "eagerly:",
@@ -75,16 +74,14 @@ void describe_modes(const std::vector<CompileResult::ModeRow>& modes, Section* s
 
 }  // namespace
 
-Section describe_torch_compile(const ReportResult& r, const TextOptions&) {
+Section describe_torch_compile(const CompileResult& c, std::int64_t trace_ns) {
   Section s("torch_compile");
-  const CompileResult& c = r.compile;
   if (c.compiles == 0 && c.recompiles.empty() && c.graph_breaks.empty() && c.fallbacks.empty() &&
       c.limit_hits.empty() && c.restarts.empty())
     return s;
   std::string head = absl::StrFormat(
       "torch.compile: %u compiles, T_compile %.3f ms (%.1f%% of the trace)", c.compiles,
-      ms(c.compile_ns),
-      r.end_ns > r.start_ns ? 100.0 * ms(c.compile_ns) / ms(r.end_ns - r.start_ns) : 0.0);
+      ms(c.compile_ns), trace_ns > 0 ? 100.0 * ms(c.compile_ns) / ms(trace_ns) : 0.0);
   if (c.steps > 0) {
     absl::StrAppendFormat(&head, ", amortised over %u steps: %.3f ms per step", c.steps,
                           ms(c.compile_ns) / static_cast<double>(c.steps));
@@ -163,8 +160,7 @@ Section describe_torch_compile(const ReportResult& r, const TextOptions&) {
     for (const std::string& hit : c.limit_hits) s.line(2, hit);
   }
   if (!c.fallbacks.empty())
-    s.line(1,
-           absl::StrFormat("eager fallbacks: %u (listed above)", c.fallbacks.size()));
+    s.line(1, absl::StrFormat("eager fallbacks: %u (listed above)", c.fallbacks.size()));
   s.line(1, absl::StrFormat("restarts (Dynamo analysed a frame again): %u", c.restarts.size()));
   for (const std::string& restart : c.restarts) s.line(2, restart);
   std::uint64_t breaks = 0;

@@ -7,7 +7,6 @@
 #include "formats/steps.h"
 
 #include "absl/strings/str_format.h"
-#include "analysis/trace_report.h"
 
 namespace gpuprobe::analysis {
 
@@ -34,9 +33,8 @@ void DataLoading::write_json(const TraceContext&, nlohmann::json* report) const 
                                {"share", r.share}};
 }
 
-Section describe_data_loading(const ReportResult& r, const TextOptions&) {
+Section describe_data_loading(const DataLoadingResult& d) {
   Section s("data_loading");
-  const DataLoadingResult& d = r.data;
   if (d.batches == 0) return s;
   s.line(0, absl::StrFormat("data loading: %u batches, %.3f ms waiting for them (%.0f%% of the %s "
                             "time); per batch P50 %.3f ms, P99 %.3f ms, max %.3f ms",

@@ -20,7 +20,7 @@ struct DataLoadingResult {
 
 // The report's "data loading" line: batches, the wait for them and its share, per-batch P50, P99
 // and max; empty without batches.
-Section describe_data_loading(const ReportResult& r, const TextOptions& options);
+Section describe_data_loading(const DataLoadingResult& d);
 
 class DataLoading : public Analysis {
  public:

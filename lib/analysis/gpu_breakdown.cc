@@ -7,7 +7,6 @@
 #include "analysis/kernel_class.h"
 
 #include "absl/strings/str_format.h"
-#include "analysis/trace_report.h"
 
 namespace gpuprobe::analysis {
 
@@ -127,16 +126,16 @@ void describe_breakdown(const GpuBreakdownResult& b, Section* s) {
   }
 }
 
-Section describe_memsets(const ReportResult& r, const TextOptions&) {
+Section describe_memsets(const GpuBreakdownResult& b) {
   Section s("memsets");
   bool any = false;
-  for (const DeviceBreakdown& d : r.breakdown.devices) any = any || d.memsets > 0;
+  for (const DeviceBreakdown& d : b.devices) any = any || d.memsets > 0;
   if (!any) return s;
   s.line(0, "memsets");
   Table& t = s.table(
       1,
       {{"device", 8, true}, {"sets", 8}, {"bytes", 14}, {"ms", 10}, {"memory ms (+copies)", 18}});
-  for (const DeviceBreakdown& d : r.breakdown.devices) {
+  for (const DeviceBreakdown& d : b.devices) {
     if (d.memsets == 0) continue;
     t.rows.push_back(
         {{absl::StrFormat("GPU %u", d.device), absl::StrFormat("%u", d.memsets),

@@ -56,7 +56,7 @@ struct GpuBreakdownResult {
 void describe_breakdown(const GpuBreakdownResult& b, Section* section);
 // The report's "memsets" table: sets per device, beside the copies (memory time is copies and
 // sets); empty without sets.
-Section describe_memsets(const ReportResult& r, const TextOptions& options);
+Section describe_memsets(const GpuBreakdownResult& b);
 
 class GpuBreakdown : public Analysis {
  public:

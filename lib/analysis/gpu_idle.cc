@@ -11,7 +11,6 @@
 #include "formats/kineto.h"
 
 #include "absl/strings/str_format.h"
-#include "analysis/trace_report.h"
 
 namespace gpuprobe::analysis {
 
@@ -223,19 +222,20 @@ void GpuIdle::write_json(const TraceContext&, nlohmann::json* report) const {
                             {"max", r.launch_delay_max_us}};
 }
 
-Section describe_gpu(const ReportResult& r, const TextOptions&) {
+Section describe_gpu(const GpuIdleResult& gpu, const GpuBreakdownResult& breakdown,
+                     std::int64_t gpu_kernel_ns) {
   Section s("gpu");
-  if (r.gpu.streams.empty()) return s;
+  if (gpu.streams.empty()) return s;
   s.line(0, "GPU utilisation");
-  if (r.gpu.sampled) {
+  if (gpu.sampled) {
     s.line(1, absl::StrFormat("GPU activity sampled (gpu_burst=): %.3f s recorded in bursts",
-                              static_cast<double>(r.gpu.recorded_ns) / 1e9));
+                              static_cast<double>(gpu.recorded_ns) / 1e9));
   }
-  for (const auto& [device, busy] : r.gpu.device_busy_percent) {
+  for (const auto& [device, busy] : gpu.device_busy_percent) {
     s.line(1, absl::StrFormat("GPU %u: busy %.1f%% of the %s", device, busy,
-                              r.gpu.sampled ? "time recorded" : "trace"));
+                              gpu.sampled ? "time recorded" : "trace"));
   }
-  describe_breakdown(r.breakdown, &s);
+  describe_breakdown(breakdown, &s);
   Table& t = s.table(1, {{"stream", 16, true},
                          {"kernels", 8},
                          {"copies", 7},
@@ -244,7 +244,7 @@ Section describe_gpu(const ReportResult& r, const TextOptions&) {
                          {"host wait ms", 14},
                          {"kernel wait ms", 14},
                          {"other idle ms", 14}});
-  for (const StreamStats& st : r.gpu.streams) {
+  for (const StreamStats& st : gpu.streams) {
     const double window = ms(st.last_ns - st.first_ns);
     Row row{{absl::StrFormat("GPU %u stream %u", st.device, st.stream),
              absl::StrFormat("%u", st.kernels), absl::StrFormat("%u", st.copies),
@@ -260,20 +260,20 @@ Section describe_gpu(const ReportResult& r, const TextOptions&) {
     }
     t.rows.push_back(std::move(row));
   }
-  if (r.gpu.launches > 0) {
+  if (gpu.launches > 0) {
     s.line(1, absl::StrFormat("launch delay (kernel start - launch call end): p50 %.1f us, p99 "
                               "%.1f us, max %.1f us over %u launches",
-                              r.gpu.launch_delay_p50_us, r.gpu.launch_delay_p99_us,
-                              r.gpu.launch_delay_max_us, r.gpu.launches));
+                              gpu.launch_delay_p50_us, gpu.launch_delay_p99_us,
+                              gpu.launch_delay_max_us, gpu.launches));
   }
-  s.line(1,
-         absl::StrFormat(
-             "tiny kernels (< 10 us): %u, %.1f%% of GPU kernel time%s", r.gpu.tiny_kernels,
-             r.names.gpu_kernel_ns > 0 ? 100.0 * static_cast<double>(r.gpu.tiny_kernel_ns) /
-                                             static_cast<double>(r.names.gpu_kernel_ns)
-                                       : 0.0,
-             r.gpu.tiny_kernels > 0 ? " -- fuse them (torch.compile) or replay them as a CUDA graph"
-                                    : ""));
+  s.line(1, absl::StrFormat("tiny kernels (< 10 us): %u, %.1f%% of GPU kernel time%s",
+                            gpu.tiny_kernels,
+                            gpu_kernel_ns > 0 ? 100.0 * static_cast<double>(gpu.tiny_kernel_ns) /
+                                                    static_cast<double>(gpu_kernel_ns)
+                                              : 0.0,
+                            gpu.tiny_kernels > 0
+                                ? " -- fuse them (torch.compile) or replay them as a CUDA graph"
+                                : ""));
   return s;
 }
 

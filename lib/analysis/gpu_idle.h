@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/analysis.h"
+#include "analysis/gpu_breakdown.h"
 #include "analysis/intervals.h"
 
 namespace gpuprobe::analysis {
@@ -63,7 +64,9 @@ struct GpuIdleResult {
 
 // The report's "GPU utilisation" section: busy per device, the temporal breakdown, each stream's
 // busy time, waits and idle, launch delay and tiny kernels; empty without GPU streams.
-Section describe_gpu(const ReportResult& r, const TextOptions& options);
+// `gpu_kernel_ns`: all kernels' time, what the tiny kernels are a share of.
+Section describe_gpu(const GpuIdleResult& gpu, const GpuBreakdownResult& breakdown,
+                     std::int64_t gpu_kernel_ns);
 
 class GpuIdle : public Analysis {
  public:

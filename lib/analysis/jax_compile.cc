@@ -5,7 +5,6 @@
 #include <string_view>
 
 #include "absl/strings/str_format.h"
-#include "analysis/trace_report.h"
 #include "formats/compile_marks.h"
 #include "formats/framework_events.h"
 
@@ -37,9 +36,8 @@ void JaxCompile::write_json(const TraceContext&, nlohmann::json* report) const {
       {"phase_seconds", c.phase_seconds}, {"phase_order", fe::kJaxPhases}};
 }
 
-Section describe_jax_compile(const ReportResult& r, const TextOptions&) {
+Section describe_jax_compile(const JaxCompileResult& jax) {
   Section s("jax_compile");
-  const JaxCompileResult& jax = r.jax;
   if (jax.compiles + jax.loads + jax.cache_hits + jax.cache_misses == 0) return s;
   double compile_s = 0;
   for (const auto& [phase, seconds] : jax.phase_seconds)

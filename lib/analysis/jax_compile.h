@@ -20,7 +20,7 @@ struct JaxCompileResult {
 
 // The report's JAX section: compiles, their time by phase, the persistent cache's answers;
 // empty without any.
-Section describe_jax_compile(const ReportResult& r, const TextOptions& options);
+Section describe_jax_compile(const JaxCompileResult& jax);
 
 class JaxCompile : public Analysis {
  public:

@@ -15,9 +15,6 @@
 #include "formats/kineto.h"
 #include "formats/steps.h"
 
-#include "analysis/memory.h"
-#include "analysis/trace_report.h"
-
 namespace gpuprobe::analysis {
 namespace {
 
@@ -420,12 +417,11 @@ void describe_deviations(const std::vector<Deviation>& ds, std::int64_t excess, 
 
 }  // namespace
 
-Section describe_jitter(const ReportResult& r, const TextOptions& options) {
+Section describe_jitter(const JitterResult& j, std::int64_t trace_start_ns, bool any_ranges,
+                        const std::vector<std::string>& outlier_notes, const TextOptions& options) {
   Section s("jitter");
-  const JitterResult& j = r.jitter;
   if (j.latency_name.empty()) {
-    if (!r.names.ranges.empty())
-      s.line(0, absl::StrFormat("jitter: no range explained: %s", j.latency_reason));
+    if (any_ranges) s.line(0, absl::StrFormat("jitter: no range explained: %s", j.latency_reason));
     return s;
   }
   s.line(0, absl::StrFormat("jitter: %u outliers of \"%s\" above %.3f ms", j.outliers.size(),
@@ -440,7 +436,7 @@ Section describe_jitter(const ReportResult& r, const TextOptions& options) {
   for (const Outlier& out : j.outliers) {
     if (n++ == options.limit) break;
     std::string text = absl::StrFormat("%9.3f ms at +%.3f ms (%s):", ms(out.duration_ns),
-                                       ms(out.begin_ns - r.start_ns), out.thread);
+                                       ms(out.begin_ns - trace_start_ns), out.thread);
     if (out.causes.empty() && out.children.empty()) text += " nothing recorded overlaps it";
     for (const CauseOverlap& c : out.causes)
       absl::StrAppendFormat(&text, "  %s %.3f ms", c.cause, ms(c.overlap_ns));
@@ -449,10 +445,8 @@ Section describe_jitter(const ReportResult& r, const TextOptions& options) {
       if (!c.detail.empty()) s.line(2, absl::StrFormat("%s: %s", c.cause, c.detail));
     }
     describe_deviations(out.children, out.excess_ns, 2, &s);
-    if (n - 1 < r.memory.outliers.size()) {
-      std::string memory = describe_outlier_memory(r.memory.outliers[n - 1]);
-      if (!memory.empty()) s.line(2, std::move(memory));
-    }
+    if (n - 1 < outlier_notes.size() && !outlier_notes[n - 1].empty())
+      s.line(2, outlier_notes[n - 1]);
   }
   if (!j.cause_summary.empty()) {
     // Each cause's share of the outliers' time above their median: causes can overlap one

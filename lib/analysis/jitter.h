@@ -72,7 +72,11 @@ struct JitterResult {
 // The report's "jitter" section: the range explained and why, each outlier (limited as `options`
 // say) with what overlapped it, the ranges inside it that deviated and the allocator then, and
 // each cause's share across outliers; or why no range was explained.
-Section describe_jitter(const ReportResult& r, const TextOptions& options);
+// `trace_start_ns`: what the outliers' times are given from; `any_ranges`: whether the trace
+// had ranges (without, there is nothing to say of none explained); `outlier_notes`: a line to say
+// beneath each outlier, in order, when not empty (memory.h's describe_outlier_memory).
+Section describe_jitter(const JitterResult& j, std::int64_t trace_start_ns, bool any_ranges,
+                        const std::vector<std::string>& outlier_notes, const TextOptions& options);
 
 class Jitter : public Analysis {
  public:

@@ -5,7 +5,6 @@
 #include "analysis/kernel_class.h"
 
 #include "absl/strings/str_format.h"
-#include "analysis/trace_report.h"
 
 namespace gpuprobe::analysis {
 
@@ -98,33 +97,32 @@ void KernelBounds::write_json(const TraceContext&, nlohmann::json* report) const
   (*report)["copies"] = copies;
 }
 
-Section describe_kernel_classes(const ReportResult& r, const TextOptions&) {
+Section describe_kernel_classes(const KernelBoundsResult& b, std::int64_t gpu_kernel_ns) {
   Section s("kernel_classes");
-  if (r.names.gpu_kernel_ns <= 0) return s;
+  if (gpu_kernel_ns <= 0) return s;
   const auto share = [&](std::int64_t ns) {
-    return 100.0 * static_cast<double>(ns) / static_cast<double>(r.names.gpu_kernel_ns);
+    return 100.0 * static_cast<double>(ns) / static_cast<double>(gpu_kernel_ns);
   };
-  s.line(0,
-         absl::StrFormat("kernel time by what likely bounds it (from names): compute (GEMM, "
-                         "conv, attention) %.1f%%, memory (elementwise, reductions, norms, "
-                         "copies) %.1f%%, communication %.1f%%, unclassified %.1f%%",
-                         share(r.bounds.compute_class_ns), share(r.bounds.memory_class_ns),
-                         share(r.bounds.communication_class_ns), share(r.bounds.unclassified_ns)));
+  s.line(0, absl::StrFormat("kernel time by what likely bounds it (from names): compute (GEMM, "
+                            "conv, attention) %.1f%%, memory (elementwise, reductions, norms, "
+                            "copies) %.1f%%, communication %.1f%%, unclassified %.1f%%",
+                            share(b.compute_class_ns), share(b.memory_class_ns),
+                            share(b.communication_class_ns), share(b.unclassified_ns)));
   return s;
 }
 
-Section describe_roofline(const ReportResult& r, const TextOptions&) {
+Section describe_roofline(const KernelBoundsResult& b) {
   Section s("roofline");
-  if (r.bounds.roofline.empty()) return s;
+  if (b.roofline.empty()) return s;
   s.line(0, absl::StrFormat("roofline (kernels with declared bytes and FLOPs%s)",
-                            r.bounds.peaks.memory_gbps > 0 ? "" : "; device peaks unknown"));
+                            b.peaks.memory_gbps > 0 ? "" : "; device peaks unknown"));
   Table& t = s.table(1, {{"name", 40, true, true},
                          {"FLOP/byte", 12},
                          {"GB/s", 10},
                          {"TFLOP/s", 10},
                          {"bound", 9},
                          {"% peak", 8}});
-  for (const RooflineRow& k : r.bounds.roofline) {
+  for (const RooflineRow& k : b.roofline) {
     t.rows.push_back(
         {{k.name, absl::StrFormat("%.2f", k.intensity), absl::StrFormat("%.1f", k.achieved_gbps),
           absl::StrFormat("%.3f", k.achieved_tflops), k.bound.empty() ? "?" : k.bound,
@@ -134,14 +132,14 @@ Section describe_roofline(const ReportResult& r, const TextOptions&) {
   return s;
 }
 
-Section describe_copies(const ReportResult& r, const TextOptions&) {
+Section describe_copies(const KernelBoundsResult& b) {
   Section s("copies");
-  if (r.bounds.copies.empty()) return s;
+  if (b.copies.empty()) return s;
   s.line(0, "copies");
   Table& t = s.table(
       1,
       {{"kind", 8, true}, {"copies", 8}, {"bytes", 14}, {"ms", 10}, {"GB/s", 10}, {"of peak", 10}});
-  for (const CopyRow& c : r.bounds.copies) {
+  for (const CopyRow& c : b.copies) {
     t.rows.push_back(
         {{c.kind, absl::StrFormat("%u", c.copies), absl::StrFormat("%u", c.bytes),
           absl::StrFormat("%.3f", ms(c.ns)), absl::StrFormat("%.2f", c.achieved_gbps),

@@ -49,9 +49,9 @@ struct KernelBoundsResult {
 
 // The report's line of kernel time by what likely bounds it (from names), its roofline table
 // (kernels with declared bytes and FLOPs) and its copies table; each empty when there is nothing.
-Section describe_kernel_classes(const ReportResult& r, const TextOptions& options);
-Section describe_roofline(const ReportResult& r, const TextOptions& options);
-Section describe_copies(const ReportResult& r, const TextOptions& options);
+Section describe_kernel_classes(const KernelBoundsResult& b, std::int64_t gpu_kernel_ns);
+Section describe_roofline(const KernelBoundsResult& b);
+Section describe_copies(const KernelBoundsResult& b);
 
 class KernelBounds : public Analysis {
  public:

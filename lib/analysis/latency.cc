@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_format.h"
-#include "analysis/trace_report.h"
 
 namespace gpuprobe::analysis {
 
@@ -28,9 +27,9 @@ void Latency::write_json(const TraceContext&, nlohmann::json* report) const {
   (*report)["latency"] = latency;
 }
 
-Section describe_latency(const ReportResult& r, const TextOptions& options) {
+Section describe_latency(const std::vector<LatencyRow>& rows, const TextOptions& options) {
   Section s("latency");
-  if (r.latency.empty()) return s;
+  if (rows.empty()) return s;
   s.line(0, "latency by range name");
   Table& t = s.table(1, {{"name", 40, true, true},
                          {"count", 8},
@@ -40,7 +39,7 @@ Section describe_latency(const ReportResult& r, const TextOptions& options) {
                          {"p99.9 ms", 10},
                          {"max ms", 10}});
   std::size_t n = 0;
-  for (const LatencyRow& l : r.latency) {
+  for (const LatencyRow& l : rows) {
     if (n++ == options.limit) break;
     t.rows.push_back({{l.name, absl::StrFormat("%u", l.count), absl::StrFormat("%.4f", l.p50_ms),
                        absl::StrFormat("%.4f", l.p90_ms), absl::StrFormat("%.4f", l.p99_ms),

@@ -17,7 +17,7 @@ struct LatencyRow {
 };
 
 // The report's "latency by range name" table: P50, P90, P99, P99.9 and max of each range name.
-Section describe_latency(const ReportResult& r, const TextOptions& options);
+Section describe_latency(const std::vector<LatencyRow>& rows, const TextOptions& options);
 
 class Latency : public Analysis {
  public:

@@ -8,7 +8,6 @@
 #include "formats/framework_events.h"
 
 #include "absl/strings/str_format.h"
-#include "analysis/trace_report.h"
 
 namespace gpuprobe::analysis {
 namespace {
@@ -168,9 +167,8 @@ void Memory::write_json(const TraceContext& trace, nlohmann::json* report) const
   }
 }
 
-Section describe_memory(const ReportResult& r, const TextOptions&) {
+Section describe_memory(const MemoryResult& m) {
   Section s("memory");
-  const MemoryResult& m = r.memory;
   if (m.samples == 0 && m.malloc_calls == 0) return s;
   std::string text =
       absl::StrFormat("memory: %u allocator samples; reserved at most %.1f MiB, allocated %.1f MiB",

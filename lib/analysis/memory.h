@@ -43,7 +43,7 @@ struct MemoryResult {
 
 // The report's "memory" line: the caching allocator's peaks, fragmentation and calls; empty
 // without allocator samples or calls.
-Section describe_memory(const ReportResult& r, const TextOptions& options);
+Section describe_memory(const MemoryResult& m);
 // What the allocator did within an outlier and its state then, as the line the jitter section
 // says beneath the outlier; "" when there is nothing to say.
 std::string describe_outlier_memory(const OutlierMemory& m);

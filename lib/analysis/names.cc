@@ -9,7 +9,6 @@
 
 #include "analysis/compile.h"
 #include "analysis/kernel_class.h"
-#include "analysis/trace_report.h"
 #include "formats/framework_events.h"
 #include "formats/steps.h"
 
@@ -80,13 +79,12 @@ Section name_table(const char* id, const char* title, const std::vector<const Na
 
 }  // namespace
 
-Section describe_kernels(const ReportResult& r, const TextOptions& options) {
-  return name_table("kernels", "GPU kernels", r.names.kernels, r.names.gpu_kernel_ns, false,
-                    options);
+Section describe_kernels(const NamesResult& names, const TextOptions& options) {
+  return name_table("kernels", "GPU kernels", names.kernels, names.gpu_kernel_ns, false, options);
 }
 
-Section describe_ranges(const ReportResult& r, const TextOptions& options) {
-  return name_table("ranges", "ranges", r.names.ranges, r.names.gpu_kernel_ns, true, options);
+Section describe_ranges(const NamesResult& names, const TextOptions& options) {
+  return name_table("ranges", "ranges", names.ranges, names.gpu_kernel_ns, true, options);
 }
 
 NameStats& Names::stats_for(Table& table, Cache& cache, const char* name) {

@@ -23,8 +23,8 @@ struct NamesResult {
 // The report's "GPU kernels" and "ranges" tables: each name's calls, total, mean, min, max, P50
 // and P99, with the kernels' share of GPU time, or the ranges' self time and the GPU time they
 // launched; sorted and cut as `options` say.
-Section describe_kernels(const ReportResult& r, const TextOptions& options);
-Section describe_ranges(const ReportResult& r, const TextOptions& options);
+Section describe_kernels(const NamesResult& names, const TextOptions& options);
+Section describe_ranges(const NamesResult& names, const TextOptions& options);
 
 class Names : public Analysis {
  public:

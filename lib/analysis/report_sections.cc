@@ -1,31 +1,42 @@
 #include "analysis/report_sections.h"
 
 #include "absl/strings/str_format.h"
-#include "analysis/trace_report.h"
+#include "analysis/report_result.h"
 
 namespace gpuprobe::analysis {
 namespace {
 
 using Describer = Section (*)(const ReportResult&, const TextOptions&);
 
-// The report's sections in the order they are printed; each analysis describes its own.
+// The report's sections in the order they are printed: each analysis describes its own, from
+// its result and what it needs of the others'.
 constexpr Describer kSections[] = {
     describe_summary,
-    describe_eager_fallbacks,
-    describe_kernels,
-    describe_ranges,
-    describe_gpu,
-    describe_kernel_classes,
-    describe_roofline,
-    describe_copies,
-    describe_memsets,
-    describe_latency,
-    describe_torch_compile,
-    describe_jax_compile,
-    describe_triton_compile,
-    describe_memory,
-    describe_data_loading,
-    describe_jitter,
+    [](const ReportResult& r, const TextOptions&) { return describe_eager_fallbacks(r.compile); },
+    [](const ReportResult& r, const TextOptions& o) { return describe_kernels(r.names, o); },
+    [](const ReportResult& r, const TextOptions& o) { return describe_ranges(r.names, o); },
+    [](const ReportResult& r, const TextOptions&) {
+      return describe_gpu(r.gpu, r.breakdown, r.names.gpu_kernel_ns);
+    },
+    [](const ReportResult& r, const TextOptions&) {
+      return describe_kernel_classes(r.bounds, r.names.gpu_kernel_ns);
+    },
+    [](const ReportResult& r, const TextOptions&) { return describe_roofline(r.bounds); },
+    [](const ReportResult& r, const TextOptions&) { return describe_copies(r.bounds); },
+    [](const ReportResult& r, const TextOptions&) { return describe_memsets(r.breakdown); },
+    [](const ReportResult& r, const TextOptions& o) { return describe_latency(r.latency, o); },
+    [](const ReportResult& r, const TextOptions&) {
+      return describe_torch_compile(r.compile, r.end_ns - r.start_ns);
+    },
+    [](const ReportResult& r, const TextOptions&) { return describe_jax_compile(r.jax); },
+    [](const ReportResult& r, const TextOptions&) { return describe_triton_compile(r.triton); },
+    [](const ReportResult& r, const TextOptions&) { return describe_memory(r.memory); },
+    [](const ReportResult& r, const TextOptions&) { return describe_data_loading(r.data); },
+    [](const ReportResult& r, const TextOptions& o) {
+      std::vector<std::string> memory;  // what the allocator did within each outlier
+      for (const OutlierMemory& m : r.memory.outliers) memory.push_back(describe_outlier_memory(m));
+      return describe_jitter(r.jitter, r.start_ns, !r.names.ranges.empty(), memory, o);
+    },
 };
 
 }  // namespace

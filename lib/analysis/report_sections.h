@@ -11,7 +11,7 @@
 
 namespace gpuprobe::analysis {
 
-struct ReportResult;
+struct ReportResult;  // report_result.h
 
 // The first lines: the trace's span and events, what was lost while recording, and the verdict.
 Section describe_summary(const ReportResult& r, const TextOptions& options);

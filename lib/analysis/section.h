@@ -2,8 +2,8 @@
 // and tables whose cells are already worded. The terminal prints it (write_text); the report's
 // JSON carries it under "sections" (to_json), and the report page draws the same lines and
 // tables from there — no section's wording lives in two renderers. Each analysis describes its
-// own section(s) in its .cc (a `describe_*` function), and report_sections.cc lists them in the
-// order the report prints them.
+// own section(s), from its result, in its .cc (a `describe_*` function), and report_sections.cc
+// lists them in the order the report prints them.
 #pragma once
 
 #include <cstdio>

@@ -11,18 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/compile.h"
-#include "analysis/data_loading.h"
-#include "analysis/gpu_breakdown.h"
-#include "analysis/gpu_idle.h"
-#include "analysis/jax_compile.h"
-#include "analysis/jitter.h"
-#include "analysis/kernel_bounds.h"
-#include "analysis/latency.h"
-#include "analysis/memory.h"
-#include "analysis/names.h"
-#include "analysis/timeline.h"
-#include "analysis/triton_compile.h"
+#include "analysis/report_result.h"
 #include "gpuprobe/sink.hpp"
 
 namespace gpuprobe::analysis {
@@ -47,29 +36,6 @@ struct ReportOptions {
   bool timeline = false;
   // The rows and order of the tables in the JSON's described sections (report_sections.h).
   TextOptions text;
-};
-
-// Everything the report shows: each analysis's result, and the trace's own figures.
-struct ReportResult {
-  std::int64_t start_ns = 0, end_ns = 0;
-  std::uint64_t events = 0;
-  std::uint64_t dropped = 0, gpu_dropped = 0;  // lost while recording
-  std::uint64_t names_overflowed = 0;          // names past the recorder's or the reader's caps
-  int rank = -1;                               // the trace's distributed rank, when it says
-  std::vector<DeviceInfo> devices;
-  NamesResult names;
-  GpuIdleResult gpu;
-  GpuBreakdownResult breakdown;  // per device: compute, non-compute, idle; memsets
-  KernelBoundsResult bounds;
-  std::vector<LatencyRow> latency;
-  JitterResult jitter;
-  CompileResult compile;
-  JaxCompileResult jax;
-  TritonCompileResult triton;
-  DataLoadingResult data;
-  MemoryResult memory;
-  TimelineResult timeline;  // with ReportOptions::timeline
-  std::string verdict;      // what bounds the program, in a sentence
 };
 
 class TraceReport : public Sink {

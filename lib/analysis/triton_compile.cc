@@ -5,7 +5,6 @@
 #include <string_view>
 
 #include "absl/strings/str_format.h"
-#include "analysis/trace_report.h"
 #include "formats/framework_events.h"
 
 namespace gpuprobe::analysis {
@@ -51,9 +50,8 @@ void TritonCompile::write_json(const TraceContext&, nlohmann::json* report) cons
                                     {"stage_seconds", c.stage_seconds}};
 }
 
-Section describe_triton_compile(const ReportResult& r, const TextOptions&) {
+Section describe_triton_compile(const TritonCompileResult& t) {
   Section s("triton_compile");
-  const TritonCompileResult& t = r.triton;
   if (t.compiles + t.loads == 0) return s;
   s.line(0, absl::StrFormat("Triton: %u kernel compiles, %.3f ms; %u loads from its cache, %.3f ms",
                             t.compiles, t.compile_seconds * 1e3, t.loads, t.load_seconds * 1e3));

@@ -19,7 +19,7 @@ struct TritonCompileResult {
 };
 
 // The report's Triton section: compiles and loads, their time, each stage's; empty without any.
-Section describe_triton_compile(const ReportResult& r, const TextOptions& options);
+Section describe_triton_compile(const TritonCompileResult& t);
 
 class TritonCompile : public Analysis {
  public:
