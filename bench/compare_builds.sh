@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Two builds of gpuprobe side by side in one run, so that a change is judged against its baseline
-# on the same machine at the same time: the recording range (range_bench) and `gpuprobe report`
-# on one large trace (Chrome JSON and Perfetto), each case alternating between the builds,
+# on the same machine at the same time: the recording range (range_bench), `gpuprobe report` on
+# one large trace (Chrome JSON and Perfetto) and the sinks' throughput (`gpuprobe convert` of it,
+# Chrome JSON -> Perfetto and back), each case alternating between the builds,
 # the order swapped every other round. Prints per case the median of each build, the range over
 # rounds, and the ratio NEW / OLD.
 #   bench/compare_builds.sh OLD_BUILD_DIR NEW_BUILD_DIR [EVENTS, default 10000000]
@@ -34,16 +35,23 @@ report_sample() {  # build label trace case
   /usr/bin/time -f "%e" -o "$work/time" "$1/gpuprobe" report "$3" >/dev/null
   echo "$4 $2 $(cat "$work/time")" >>"$work/samples"
 }
+convert_sample() {  # build label input output case
+  /usr/bin/time -f "%e" -o "$work/time" "$1/gpuprobe" convert "$3" "$4" >/dev/null 2>&1
+  rm -f "$4"
+  echo "$5 $2 $(cat "$work/time")" >>"$work/samples"
+}
 for ((r = 0; r < rounds; r++)); do
   builds=("$old OLD" "$new NEW")
   ((r % 2 == 1)) && builds=("$new NEW" "$old OLD")
-  for c in range chrome perfetto; do
+  for c in range chrome perfetto to_perfetto to_chrome; do
     for pair in "${builds[@]}"; do
       read -r dir label <<<"$pair"
       case $c in
         range) range_sample "$dir" "$label" ;;
         chrome) report_sample "$dir" "$label" "$work/big.json" report_chrome_json_s ;;
         perfetto) report_sample "$dir" "$label" "$work/big.pftrace" report_perfetto_s ;;
+        to_perfetto) convert_sample "$dir" "$label" "$work/big.json" "$work/out.pftrace" convert_to_perfetto_s ;;
+        to_chrome) convert_sample "$dir" "$label" "$work/big.pftrace" "$work/out.json" convert_to_chrome_s ;;
       esac
     done
   done

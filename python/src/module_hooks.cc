@@ -14,7 +14,9 @@
 // as frames.
 //
 // The table of instrumented modules is a dict keyed by id(module) (keyed by the module itself it
-// would keep every instrumented model alive): (forward range, backward range or None). For a
+// would keep every instrumented model alive): (forward range, backward range or None); a copy
+// of an instrumented module is entered at its first call while a session records (adopted()),
+// and a module of no interest as (None, None). For a
 // module with a backward range, while a session records with autograd on, the hooks also note
 // what gpuprobe/torch/backward_ranges.py describes — the autograd nodes that made the module's
 // inputs (before its forward: an in-place forward replaces them) and its outputs, each given one
@@ -41,6 +43,7 @@ PyObject* g_grad_enabled = nullptr;  // torch.is_grad_enabled
 PyObject* g_tensor = nullptr;        // torch.Tensor
 PyObject* g_run_node = nullptr;      // backward_ranges._run_node
 PyObject* g_partial = nullptr;       // functools.partial
+PyObject* g_adopt = nullptr;         // gpuprobe.torch.modules._adopt: a copy's entry, or None
 // Interned names, made at the first bind.
 PyObject* g_key = nullptr;        // Node.metadata's key: the node's (ends, begins) lists
 PyObject* g_stack_key = nullptr;  // the thread's dict's key of its stack of noted inputs
@@ -205,11 +208,27 @@ void attach_backward(PyObject* backward, PyObject* module, PyObject* output) {
   Py_DECREF(noted);
 }
 
+// The entry of a module the table does not know, from gpuprobe.torch: a copy of an instrumented
+// module (copy.deepcopy, DataParallel's replicas) carries the original's hooks, and is recorded
+// under the original's names from its first call on; anything else gets (None, None), recorded
+// never. A new reference, or nullptr.
+PyObject* adopted(PyObject* module) {
+  if (g_adopt == nullptr || PyErr_Occurred()) return nullptr;
+  PyObject* entry = PyObject_CallOneArg(g_adopt, module);
+  if (entry != nullptr && (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2)) {
+    Py_DECREF(entry);
+    return nullptr;
+  }
+  return entry;
+}
+
 PyObject* module_pre_hook(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   if (GPUPROBE_LIKELY(detail::g_gate.load(std::memory_order_relaxed) == 0)) Py_RETURN_NONE;
   if (nargs != 2) Py_RETURN_NONE;
   PyObject* entry = entry_of(args[0]);
+  if (entry == nullptr) entry = adopted(args[0]);
   if (entry == nullptr) return done(self);
+  if (PyTuple_GET_ITEM(entry, 0) == Py_None) return done(self, entry);  // not to be recorded
   PyObject* entered = range_enter(PyTuple_GET_ITEM(entry, 0), nullptr);
   if (entered == nullptr) return done(self, entry);
   Py_DECREF(entered);
@@ -225,6 +244,7 @@ PyObject* module_post_hook(PyObject* self, PyObject* const* args, Py_ssize_t nar
   if (nargs != 3) Py_RETURN_NONE;
   PyObject* entry = entry_of(args[0]);
   if (entry == nullptr) return done(self);
+  if (PyTuple_GET_ITEM(entry, 0) == Py_None) return done(self, entry);
   drop(range_exit(PyTuple_GET_ITEM(entry, 0), nullptr, 0));
   PyObject* backward = PyTuple_GET_ITEM(entry, 1);
   if (backward != Py_None && g_grad_enabled != nullptr) attach_backward(backward, args[0], args[2]);
@@ -232,10 +252,12 @@ PyObject* module_post_hook(PyObject* self, PyObject* const* args, Py_ssize_t nar
 }
 
 PyObject* module_hooks_bind(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 5 || !PyDict_CheckExact(args[0]) || !PyCallable_Check(args[1]) ||
-      !PyType_Check(args[2]) || !PyCallable_Check(args[3]) || !PyCallable_Check(args[4])) {
+  if (nargs != 6 || !PyDict_CheckExact(args[0]) || !PyCallable_Check(args[1]) ||
+      !PyType_Check(args[2]) || !PyCallable_Check(args[3]) || !PyCallable_Check(args[4]) ||
+      !PyCallable_Check(args[5])) {
     PyErr_SetString(PyExc_TypeError,
-                    "_module_hooks_bind(ranges: dict, is_grad_enabled, Tensor, run_node, partial)");
+                    "_module_hooks_bind(ranges: dict, is_grad_enabled, Tensor, run_node, partial, "
+                    "adopt)");
     return nullptr;
   }
   if (g_key == nullptr) {
@@ -247,7 +269,7 @@ PyObject* module_hooks_bind(PyObject*, PyObject* const* args, Py_ssize_t nargs) 
       if (*field == nullptr) return nullptr;
     }
   }
-  PyObject** fields[] = {&g_ranges, &g_grad_enabled, &g_tensor, &g_run_node, &g_partial};
+  PyObject** fields[] = {&g_ranges, &g_grad_enabled, &g_tensor, &g_run_node, &g_partial, &g_adopt};
   for (Py_ssize_t i = 0; i < nargs; ++i) {
     Py_INCREF(args[i]);
     Py_XSETREF(*fields[i], args[i]);
@@ -278,10 +300,11 @@ constexpr const char* kHookTexts[] = {"gpuprobe.torch.instrument's forward pre-h
 PyMethodDef kHooks[] = {
     {"_module_hooks_bind",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(module_hooks_bind)), METH_FASTCALL,
-     "_module_hooks_bind(ranges, is_grad_enabled, Tensor, run_node, partial, /)\n--\n\nGives the "
-     "module hooks their table, {id(module): (forward range, backward range or None)}, and what "
-     "a backward range needs: torch.is_grad_enabled, torch.Tensor, "
-     "gpuprobe.torch.backward_ranges._run_node and functools.partial."},
+     "_module_hooks_bind(ranges, is_grad_enabled, Tensor, run_node, partial, adopt, /)\n--\n\n"
+     "Gives the module hooks their table, {id(module): (forward range, backward range or None)}, "
+     "what a backward range needs: torch.is_grad_enabled, torch.Tensor, "
+     "gpuprobe.torch.backward_ranges._run_node and functools.partial, and what gives a module "
+     "the table lacks its entry (gpuprobe.torch.modules._adopt)."},
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace

@@ -310,3 +310,34 @@ def test_a_saved_instrumented_model_loads_without_gpuprobe(tmp_path):
         with torch.no_grad():
             model(x)
     assert named(load_events(trace), "ResNet.layer1")
+
+
+def test_a_copy_of_an_instrumented_model_records_under_its_names(tmp_path):
+    """copy.deepcopy of an instrumented model (what DataParallel's replicas, EMA copies and
+    `best = deepcopy(model)` do) carries the hooks: its calls are recorded under the original's
+    names, its results are the original's, and remove() stops the copy's recording too."""
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    x = torch.randn(3, 4)
+    path = tmp_path / "t.json"
+    with gpuprobe.Session(f"chrome={path}"):
+        handle = gt.instrument(model, backward=False)
+        twin = copy.deepcopy(model)
+        with gpuprobe.range("original"):
+            expected = model(x)
+        with gpuprobe.range("copy"):
+            got = twin(x)
+        del model  # the copy outlives its original
+        with gpuprobe.range("copy again"):
+            twin(x)
+        handle.remove()
+        with gpuprobe.range("removed"):
+            twin(x)
+    assert torch.equal(expected, got)
+    events = load_events(path)
+    for outer, calls in (("original", 1), ("copy", 1), ("copy again", 1), ("removed", 0)):
+        span = named(events, outer)[0]
+        inside = [e for e in events if e.get("ph") == "X" and e["name"].startswith("Sequential")
+                  and span["ts"] <= e["ts"] <= span["ts"] + span["dur"]]
+        names = sorted(e["name"] for e in inside)
+        assert names == sorted(["Sequential", "Sequential.0", "Sequential.1",
+                                "Sequential.2"] * calls), (outer, names)

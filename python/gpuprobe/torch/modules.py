@@ -94,7 +94,9 @@ def instrument(model, *, backward=True, prefix=None):
     program computes or compiles: the hooks only observe, and code that torch.compile compiles
     runs none of them (said once on stderr; watch_compile() records the compiled graphs' runs).
     With no session recording, a module call costs its two hook calls, in C, and nothing more.
-    A module instrumented already keeps its first name. A model saved whole while instrumented
+    A module instrumented already keeps its first name; a copy of an instrumented module
+    (``copy.deepcopy``, DataParallel's replicas) records under its original's names from its
+    first call while a session records. A model saved whole while instrumented
     (``torch.save(model)``) loads without gpuprobe: its hooks pickle as no-ops (C hooks, torch
     >= 2.5). Returns a handle whose ``remove()`` undoes it."""
     torch = _torch()
@@ -114,7 +116,7 @@ def instrument(model, *, backward=True, prefix=None):
     root = prefix or type(model).__name__
     for path, module in model.named_modules():
         key = id(module)
-        if key in _instrumented:
+        if _instrumented.get(key, (None,))[0] is not None:
             continue
         name = f"{root}.{path}" if path else root
         wants_backward = backward and (leaves or not path or next(module.children(), None)
@@ -133,6 +135,8 @@ def instrument(model, *, backward=True, prefix=None):
                                       _core._torch_recording, gate)
             _not_a_frame_to_compile(pre, post)
         handles.append(module.register_forward_pre_hook(pre))
+        if in_c:  # a copy of the module carries this hook under this id: _adopt
+            _by_handle[handles[-1].id] = entry
         try:  # torch >= 2.1: the post-hook runs when the forward raises too
             handles.append(module.register_forward_hook(post, always_call=True))
         except TypeError:
@@ -144,6 +148,11 @@ def instrument(model, *, backward=True, prefix=None):
 # {id(module): (forward range, backward range or None)}: every module instrument() has hooked
 # and not yet unhooked, which the C hooks (_core.module_pre_hook) look their module up in.
 _instrumented = {}
+# {pre-hook handle id: the entry}: an instrumented module's copy (copy.deepcopy, DataParallel's
+# replicas) holds the same hook under the same handle id, by which _adopt finds its names; and
+# {handle id: ids of the copies adopted}, for remove().
+_by_handle = {}
+_adopted = {}
 _c_hooks = None  # whether the C hooks are in use: decided at the first instrument()
 
 
@@ -172,8 +181,31 @@ def _c_hooks_usable(torch):
             except (TypeError, ValueError, ImportError, AttributeError) as e:
                 sys.stderr.write(f"gpuprobe: module hooks in Python ({e})\n")
         _core._module_hooks_bind(_instrumented, torch.is_grad_enabled, torch.Tensor,
-                                 backward_ranges._run_node, functools.partial)
+                                 backward_ranges._run_node, functools.partial, _adopt)
     return _c_hooks
+
+
+def _adopt(module):
+    """The entry of a module _core's hooks met while recording but do not know: a copy of an
+    instrumented module (``copy.deepcopy(model)``, DataParallel's replicas, which share or copy
+    the hook dicts, handle ids and all) records under the original's names from now on;
+    anything else is noted as not recorded (``(None, None)``), so that it is asked about once.
+    The hooks call it only while a session records, once per module: never raises."""
+    entry = None
+    try:
+        hooks = getattr(module, "_forward_pre_hooks", None) or {}
+        for handle_id, hook in list(hooks.items()):
+            if hook is _core.module_pre_hook and handle_id in _by_handle:
+                entry = _by_handle[handle_id]
+                _adopted.setdefault(handle_id, []).append(id(module))
+                break
+        key = id(module)
+        _instrumented[key] = entry or (None, None)
+        dropped = weakref.finalize(module, _instrumented.pop, key, None)
+        dropped.atexit = False
+    except Exception:  # noqa: BLE001 - a hook never raises into the program
+        return None
+    return entry
 
 
 def _traced_pre_hook(module, args, /):
@@ -226,6 +258,10 @@ class _Handles:
 
     def remove(self):
         for h in self._handles:
+            entry = _by_handle.pop(h.id, None)
+            for key in _adopted.pop(h.id, ()):  # copies' hooks stay, and record nothing
+                if entry is not None and _instrumented.get(key) is entry:
+                    _instrumented[key] = (None, None)
             h.remove()
         self._handles = []
         for key, entry, dropped in self._owned:
