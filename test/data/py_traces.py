@@ -10,6 +10,7 @@ Recorded with torch 2.x and jax on the CPU, then gzipped:
 The goldens pin what `gpuprobe report` says of these files; re-recording them changes the numbers
 in the goldens, so do it only with a reason."""
 import gc
+import pathlib
 import sys
 import time
 
@@ -19,22 +20,11 @@ import gpuprobe
 import gpuprobe.torch as gt
 
 which, out = sys.argv[1], sys.argv[2]
-if which == "compile":
-    def body(x):
-        y = torch.sin(x) * 2
-        print("graph break")
-        return y + 1
-    w = gt.watch_compile()
-    with gpuprobe.Session(f"chrome={out}"):
-        f = torch.compile(body, dynamic=False)
-        for n in (8, 16, 16, 8):
-            with gpuprobe.range("request"):
-                f(torch.ones(n, 4))
-        f(torch.ones(8, 4, dtype=torch.float64))
-        torch._dynamo.reset()
-        g = torch.compile(body, dynamic=False)
-        g(torch.ones(8, 4))
-    w.close()
+if which == "compile":  # test/python/compile_workload.py's program, which takes the path
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))
+    from compile_workload import PROGRAM
+    sys.argv = [sys.argv[0], out]
+    exec(compile(PROGRAM, "compile_workload.PROGRAM", "exec"))
 elif which == "modes":
     def planted(x):
         return torch.relu(x @ x.T).sum(1)
