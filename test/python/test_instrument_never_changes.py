@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from typing import Tuple
 
 import pytest
 
@@ -341,3 +342,43 @@ def test_a_copy_of_an_instrumented_model_records_under_its_names(tmp_path):
         names = sorted(e["name"] for e in inside)
         assert names == sorted(["Sequential", "Sequential.0", "Sequential.1",
                                 "Sequential.2"] * calls), (outer, names)
+
+
+def test_torch_jit_script_of_an_instrumented_model_works_and_records_less(tmp_path):
+    """torch.jit.script compiles a module's forward hooks, and cannot compile gpuprobe's: it
+    raised on an instrumented model. Now the scripted module is built without them (computing
+    what scripting without gpuprobe gives, the program's own hooks kept), and the model keeps its
+    ranges, its hooks back in their order."""
+    import warnings
+    warnings.simplefilter("ignore", FutureWarning)  # TorchScript is deprecated in torch >= 2.10
+
+    def own_hook(module, args: Tuple[torch.Tensor], output: torch.Tensor) -> torch.Tensor:
+        return output * 2
+
+    def build():
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+        model[2].register_forward_hook(own_hook)
+        return model
+
+    x = torch.randn(3, 4)
+    expected = torch.jit.script(build())(x)
+    model = build()
+    path = tmp_path / "t.json"
+    with gpuprobe.Session(f"chrome={path}"):
+        handle = gt.instrument(model, backward=False)
+        order = [list(m._forward_hooks.values()) for m in model.modules()]
+        scripted = torch.jit.script(model)
+        assert [list(m._forward_hooks.values()) for m in model.modules()] == order
+        with gpuprobe.range("scripted"):
+            got = scripted(x)
+        with gpuprobe.range("eager"):
+            eager = model(x)
+        handle.remove()
+    assert torch.equal(got, expected) and torch.equal(eager, expected)
+    events = load_events(path)
+    for outer, calls in (("scripted", 0), ("eager", 1)):
+        span = named(events, outer)[0]
+        inside = [e for e in events if e.get("ph") == "X" and e["name"].startswith("Sequential")
+                  and span["ts"] <= e["ts"] <= span["ts"] + span["dur"]]
+        assert len(inside) == 4 * calls, (outer, [e["name"] for e in inside])

@@ -98,7 +98,8 @@ def instrument(model, *, backward=True, prefix=None):
     (``copy.deepcopy``, DataParallel's replicas) records under its original's names from its
     first call while a session records. A model saved whole while instrumented
     (``torch.save(model)``) loads without gpuprobe: its hooks pickle as no-ops (C hooks, torch
-    >= 2.5). Returns a handle whose ``remove()`` undoes it."""
+    >= 2.5); ``torch.jit.script(model)`` compiles it without gpuprobe's hooks (the scripted
+    module records no module ranges; said once). Returns a handle whose ``remove()`` undoes it."""
     torch = _torch()
     if backward not in (True, False, "all"):
         raise ValueError(f"backward must be True, False or 'all', not {backward!r}")
@@ -133,6 +134,7 @@ def instrument(model, *, backward=True, prefix=None):
         else:
             pre, post = _module_hooks(*entry, compiling, torch.is_grad_enabled,
                                       _core._torch_recording, gate)
+            pre._gpuprobe_hook = post._gpuprobe_hook = True
             _not_a_frame_to_compile(pre, post)
         handles.append(module.register_forward_pre_hook(pre))
         if in_c:  # a copy of the module carries this hook under this id: _adopt
@@ -142,6 +144,7 @@ def instrument(model, *, backward=True, prefix=None):
         except TypeError:
             handles.append(module.register_forward_hook(post))
     _watch_for_compiles()
+    _script_without_hooks(torch)
     return _Handles(handles, owned)
 
 
@@ -237,6 +240,63 @@ def _not_a_frame_to_compile(*hooks):
             _skipped_codes.add(code)
             # SKIP for the hook and for every frame it calls (backward_ranges' functions).
             set_code_exec_strategy(code, FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP))
+
+
+def _is_ours(hook):
+    return (hook is _core.module_pre_hook or hook is _core.module_post_hook
+            or getattr(hook, "_gpuprobe_hook", False))
+
+
+def _hide_hooks(model):
+    """Takes gpuprobe's hooks out of the hook dicts of ``model`` and its submodules; returns
+    what _put_back_hooks needs to restore each dict as it was, order included."""
+    saved = []
+    for module in model.modules():
+        for hooks in (module._forward_pre_hooks, module._forward_hooks):
+            ours = [key for key, hook in hooks.items() if _is_ours(hook)]
+            if ours:
+                saved.append((hooks, list(hooks.items())))
+                for key in ours:
+                    del hooks[key]
+    return saved
+
+
+def _put_back_hooks(saved):
+    for hooks, items in saved:
+        hooks.clear()
+        hooks.update(items)
+
+
+_told_scripted = False
+
+
+def _script_without_hooks(torch):
+    """torch.jit.script compiles a module's forward hooks with it, and cannot compile
+    gpuprobe's (C functions, or Python ones calling into C): scripting an instrumented model
+    would raise. While torch.jit.script builds a module from an ``nn.Module``, gpuprobe's hooks
+    are out of its hook dicts and put back, in their order, when it returns: the scripted module
+    computes what it would without gpuprobe and records no module ranges (said once); the model
+    itself keeps them. Hooks of the program's own are compiled as ever."""
+    recursive = getattr(getattr(torch, "jit", None), "_recursive", None)
+    create = getattr(recursive, "create_script_module", None)
+    if create is None or getattr(create, "_gpuprobe_wrapped", False):
+        return
+
+    @functools.wraps(create)
+    def create_script_module(nn_module, *args, **kwargs):
+        global _told_scripted
+        saved = _hide_hooks(nn_module) if isinstance(nn_module, torch.nn.Module) else []
+        if saved and not _told_scripted:
+            _told_scripted = True
+            sys.stderr.write("gpuprobe: torch.jit.script compiles the model without gpuprobe's "
+                             "hooks: the scripted module records no module ranges\n")
+        try:
+            return create(nn_module, *args, **kwargs)
+        finally:
+            _put_back_hooks(saved)
+
+    create_script_module._gpuprobe_wrapped = True
+    recursive.create_script_module = create_script_module
 
 
 def _watch_for_compiles():
