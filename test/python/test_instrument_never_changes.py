@@ -6,10 +6,12 @@ gpuprobe, bit for bit."""
 # Every module, leaves included, gets its backward range (backward="all"): the most hooks on
 # autograd's nodes instrument() can place, so that the identity checks hold for any setting.
 import copy
+import gc
 import os
 import subprocess
 import sys
 import textwrap
+import weakref
 from typing import Tuple
 
 import pytest
@@ -327,7 +329,10 @@ def test_a_copy_of_an_instrumented_model_records_under_its_names(tmp_path):
             expected = model(x)
         with gpuprobe.range("copy"):
             got = twin(x)
+        original = weakref.ref(model)
         del model  # the copy outlives its original
+        gc.collect()
+        assert original() is None
         with gpuprobe.range("copy again"):
             twin(x)
         handle.remove()
@@ -367,9 +372,11 @@ def test_torch_jit_script_of_an_instrumented_model_works_and_records_less(tmp_pa
     path = tmp_path / "t.json"
     with gpuprobe.Session(f"chrome={path}"):
         handle = gt.instrument(model, backward=False)
-        order = [list(m._forward_hooks.values()) for m in model.modules()]
+        dicts = lambda: [(list(m._forward_pre_hooks.items()), list(m._forward_hooks.items()))
+                         for m in model.modules()]  # noqa: E731
+        before = dicts()
         scripted = torch.jit.script(model)
-        assert [list(m._forward_hooks.values()) for m in model.modules()] == order
+        assert dicts() == before  # every hook back, in its place
         with gpuprobe.range("scripted"):
             got = scripted(x)
         with gpuprobe.range("eager"):
@@ -382,3 +389,60 @@ def test_torch_jit_script_of_an_instrumented_model_works_and_records_less(tmp_pa
         inside = [e for e in events if e.get("ph") == "X" and e["name"].startswith("Sequential")
                   and span["ts"] <= e["ts"] <= span["ts"] + span["dur"]]
         assert len(inside) == 4 * calls, (outer, [e["name"] for e in inside])
+
+
+def test_an_instrumented_copy_gets_its_own_names_once_and_replicas_are_not_kept(tmp_path):
+    """instrument() of a copy that carries the original's hooks names it anew, without a second
+    pair of hooks (each call recorded once); replicas made per forward (as DataParallel makes
+    them) are recorded under the original's names and not kept once gone."""
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+    x = torch.randn(2, 4)
+    path = tmp_path / "t.json"
+    with gpuprobe.Session(f"chrome={path}"):
+        handle = gt.instrument(model, backward=False)
+        ema = copy.deepcopy(model)
+        ema_handle = gt.instrument(ema, backward=False, prefix="EMA")
+        with gpuprobe.range("ema"):
+            ema(x)
+        with gpuprobe.range("replicas"):
+            for _ in range(50):
+                replica = model._replicate_for_data_parallel()
+                replica(x)
+                del replica
+        gc.collect()
+        from gpuprobe.torch import modules
+        kept = sum(len(s) for s in modules._adopted.values())
+        handle.remove()
+        with gpuprobe.range("ema after the original's remove"):
+            ema(x)
+        ema_handle.remove()
+    assert kept <= 2  # the replicas alive, not every one made
+    events = load_events(path)
+
+    def inside(outer):
+        span = named(events, outer)[0]
+        return sorted(e["name"] for e in events if e.get("ph") == "X" and e["name"] != outer
+                      and span["ts"] <= e["ts"] <= span["ts"] + span["dur"])
+
+    assert inside("ema") == ["EMA", "EMA.0", "EMA.1"]
+    assert inside("ema after the original's remove") == ["EMA", "EMA.0", "EMA.1"]
+    assert inside("replicas") == sorted(["Sequential", "Sequential.0", "Sequential.1"] * 50)
+
+
+def test_hooks_added_while_gpuprobes_are_hidden_stay_and_ours_return_in_place():
+    """What torch.jit.script's hiding does to hook dicts the program changes meanwhile: a hook
+    added then stays (after those that were there), one removed then stays removed, and
+    gpuprobe's come back where they were."""
+    from gpuprobe.torch import modules
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2))
+    first = model.register_forward_hook(lambda m, a, o: None)
+    handle = gt.instrument(model, backward=False)
+    last = model.register_forward_hook(lambda m, a, o: None)
+    before = list(model._forward_hooks)
+    saved = modules._hide_hooks(model)
+    assert [k for k in model._forward_hooks] == [first.id, last.id]
+    added = model.register_forward_hook(lambda m, a, o: None)
+    first.remove()
+    modules._put_back_hooks(saved)
+    assert list(model._forward_hooks) == [k for k in before if k != first.id] + [added.id]
+    handle.remove()

@@ -117,18 +117,26 @@ def instrument(model, *, backward=True, prefix=None):
     root = prefix or type(model).__name__
     for path, module in model.named_modules():
         key = id(module)
-        if _instrumented.get(key, (None,))[0] is not None:
+        if key in _direct:  # instrumented already, by a handle not removed: keeps its name
+            continue
+        # A copy of an instrumented module carries gpuprobe's hooks already. The C ones look
+        # the module up by id: it gets its own names and no second pair of hooks. Python ones
+        # are bound to the original's names: it keeps those.
+        inherited = any(_is_ours(h) for h in module._forward_pre_hooks.values())
+        if inherited and not in_c:
             continue
         name = f"{root}.{path}" if path else root
         wants_backward = backward and (leaves or not path or next(module.children(), None)
                                        is not None)
         entry = (_core.range(name, "torch"),
                  _core.range(name + " backward", "torch") if wants_backward else None)
-        _instrumented[key] = entry
         # A module dropped without remove() leaves the table before its id can name another.
-        dropped = weakref.finalize(module, _instrumented.pop, key, None)
+        dropped = weakref.finalize(module, _forget, key)
         dropped.atexit = False
-        owned.append((key, entry, dropped))
+        _instrumented[key] = _direct[key] = entry
+        owned.append((key, entry, dropped, inherited))
+        if inherited:
+            continue
         if in_c:
             pre, post = _core.module_pre_hook, _core.module_post_hook
         else:
@@ -156,7 +164,16 @@ _instrumented = {}
 # {handle id: ids of the copies adopted}, for remove().
 _by_handle = {}
 _adopted = {}
-_c_hooks = None  # whether the C hooks are in use: decided at the first instrument()
+# {id(module): entry}: the modules instrument() itself hooked (or named, for a copy), which a
+# later instrument() leaves as they are.
+_direct = {}
+_c_hooks = None
+
+
+def _forget(key):
+    """A module is gone: its id leaves the tables before it can name another."""
+    _instrumented.pop(key, None)
+    _direct.pop(key, None)  # whether the C hooks are in use: decided at the first instrument()
 
 
 def _compiling_check(torch):
@@ -196,16 +213,16 @@ def _adopt(module):
     The hooks call it only while a session records, once per module: never raises."""
     entry = None
     try:
+        key = id(module)
+        dropped = weakref.finalize(module, _forget, key)  # first: no entry outlives its module
+        dropped.atexit = False
         hooks = getattr(module, "_forward_pre_hooks", None) or {}
         for handle_id, hook in list(hooks.items()):
             if hook is _core.module_pre_hook and handle_id in _by_handle:
                 entry = _by_handle[handle_id]
-                _adopted.setdefault(handle_id, []).append(id(module))
+                _adopted.setdefault(handle_id, weakref.WeakSet()).add(module)
                 break
-        key = id(module)
         _instrumented[key] = entry or (None, None)
-        dropped = weakref.finalize(module, _instrumented.pop, key, None)
-        dropped.atexit = False
     except Exception:  # noqa: BLE001 - a hook never raises into the program
         return None
     return entry
@@ -244,29 +261,42 @@ def _not_a_frame_to_compile(*hooks):
 
 def _is_ours(hook):
     return (hook is _core.module_pre_hook or hook is _core.module_post_hook
-            or getattr(hook, "_gpuprobe_hook", False))
+            or getattr(hook, "_gpuprobe_hook", None) is True)
 
 
 def _hide_hooks(model):
-    """Takes gpuprobe's hooks out of the hook dicts of ``model`` and its submodules; returns
-    what _put_back_hooks needs to restore each dict as it was, order included."""
+    """Takes gpuprobe's hooks out of the hook dicts of ``model`` and its submodules (the
+    pre-hooks first, so that no range begins that would not end); returns what _put_back_hooks
+    needs to put them back where they were."""
     saved = []
-    for module in model.modules():
-        for hooks in (module._forward_pre_hooks, module._forward_hooks):
-            ours = [key for key, hook in hooks.items() if _is_ours(hook)]
+    modules = list(model.modules())
+    for attr in ("_forward_pre_hooks", "_forward_hooks"):
+        for module in modules:
+            hooks = getattr(module, attr)
+            order = list(hooks)
+            ours = {key: hook for key, hook in list(hooks.items()) if _is_ours(hook)}
             if ours:
-                saved.append((hooks, list(hooks.items())))
+                saved.append((hooks, order, ours))
                 for key in ours:
-                    del hooks[key]
+                    hooks.pop(key, None)
     return saved
 
 
 def _put_back_hooks(saved):
-    for hooks, items in saved:
-        hooks.clear()
-        hooks.update(items)
+    """Each hidden hook back in its dict (the post-hooks first), in the place it had among the
+    hooks there before; hooks added or removed meanwhile stay added or removed."""
+    for hooks, order, ours in reversed(saved):
+        for key, hook in ours.items():
+            hooks[key] = hook
+        if not hasattr(hooks, "move_to_end"):
+            continue
+        place = {key: i for i, key in enumerate(order)}
+        # Keys of before, in their order, then those added meanwhile, in theirs.
+        for key in sorted(hooks, key=lambda k: (k not in place, place.get(k, 0))):
+            hooks.move_to_end(key)
 
 
+_scripting = threading.RLock()  # one torch.jit.script hides and puts back at a time
 _told_scripted = False
 
 
@@ -276,7 +306,8 @@ def _script_without_hooks(torch):
     would raise. While torch.jit.script builds a module from an ``nn.Module``, gpuprobe's hooks
     are out of its hook dicts and put back, in their order, when it returns: the scripted module
     computes what it would without gpuprobe and records no module ranges (said once); the model
-    itself keeps them. Hooks of the program's own are compiled as ever."""
+    itself keeps them. Hooks of the program's own are compiled as ever. A forward of the same
+    model on another thread while it is being scripted may miss its module ranges."""
     recursive = getattr(getattr(torch, "jit", None), "_recursive", None)
     create = getattr(recursive, "create_script_module", None)
     if create is None or getattr(create, "_gpuprobe_wrapped", False):
@@ -285,15 +316,19 @@ def _script_without_hooks(torch):
     @functools.wraps(create)
     def create_script_module(nn_module, *args, **kwargs):
         global _told_scripted
-        saved = _hide_hooks(nn_module) if isinstance(nn_module, torch.nn.Module) else []
-        if saved and not _told_scripted:
-            _told_scripted = True
-            sys.stderr.write("gpuprobe: torch.jit.script compiles the model without gpuprobe's "
-                             "hooks: the scripted module records no module ranges\n")
-        try:
+        if not isinstance(nn_module, torch.nn.Module):
             return create(nn_module, *args, **kwargs)
-        finally:
-            _put_back_hooks(saved)
+        with _scripting:  # re-entered by TorchScript for submodules: hides nothing more then
+            saved = _hide_hooks(nn_module)
+            if saved and not _told_scripted:
+                _told_scripted = True
+                sys.stderr.write("gpuprobe: torch.jit.script compiles the model without "
+                                 "gpuprobe's hooks: the scripted module records no module "
+                                 "ranges\n")
+            try:
+                return create(nn_module, *args, **kwargs)
+            finally:
+                _put_back_hooks(saved)
 
     create_script_module._gpuprobe_wrapped = True
     recursive.create_script_module = create_script_module
@@ -319,15 +354,20 @@ class _Handles:
     def remove(self):
         for h in self._handles:
             entry = _by_handle.pop(h.id, None)
-            for key in _adopted.pop(h.id, ()):  # copies' hooks stay, and record nothing
-                if entry is not None and _instrumented.get(key) is entry:
-                    _instrumented[key] = (None, None)
+            for module in list(_adopted.pop(h.id, ())):  # copies' hooks stay, recording nothing
+                if entry is not None and _instrumented.get(id(module)) is entry:
+                    _instrumented[id(module)] = (None, None)
             h.remove()
         self._handles = []
-        for key, entry, dropped in self._owned:
+        for key, entry, dropped, inherited in self._owned:
             dropped.detach()
-            if _instrumented.get(key) is entry:  # else its module died and the id moved on
-                del _instrumented[key]
+            if _direct.get(key) is entry:  # else its module died and the id moved on
+                del _direct[key]
+            if _instrumented.get(key) is entry:
+                if inherited:  # a copy's hooks stay, recording nothing
+                    _instrumented[key] = (None, None)
+                else:
+                    del _instrumented[key]
         self._owned = []
 
 
