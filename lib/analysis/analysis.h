@@ -1,8 +1,10 @@
 // The seam every analysis of `gpuprobe report` implements: it sees each event once, as it
 // streams (add), computes its result when the trace ends (finish), and writes its own section of
 // the report's JSON (write_json). TraceReport (trace_report.h) is the Sink that feeds them. Its
-// section of the text report and of the page is described once, from its result, by a
-// `describe_*` function in its own .cc (section.h), listed in report_sections.cc.
+// section of the text report and of the page is described once, from its result, in its own .cc
+// (section.h), and placed by its line in report_sections.cc: `standalone<Foo>()` for an analysis
+// nothing else reads (that line also makes it), a lambda calling `describe_foo(r.foo)` for one
+// that TraceReport holds as a member (docs/CONTRIBUTING.md, recipe 2).
 #pragma once
 
 #include <cstdint>

@@ -36,7 +36,8 @@ void JaxCompile::write_json(const TraceContext&, nlohmann::json* report) const {
       {"phase_seconds", c.phase_seconds}, {"phase_order", fe::kJaxPhases}};
 }
 
-Section describe_jax_compile(const JaxCompileResult& jax) {
+Section JaxCompile::describe(const TextOptions&) const {
+  const JaxCompileResult& jax = result_;
   Section s("jax_compile");
   if (jax.compiles + jax.loads + jax.cache_hits + jax.cache_misses == 0) return s;
   double compile_s = 0;

@@ -18,10 +18,6 @@ struct JaxCompileResult {
   std::map<std::string, double> phase_seconds;  // trace, lower, backend compile, cache load
 };
 
-// The report's JAX section: compiles, their time by phase, the persistent cache's answers;
-// empty without any.
-Section describe_jax_compile(const JaxCompileResult& jax);
-
 class JaxCompile : public Analysis {
  public:
   void add(const ReportEvent& event) override;
@@ -29,6 +25,9 @@ class JaxCompile : public Analysis {
   // Writes compile.jax (after Compile has written the rest of compile).
   void write_json(const TraceContext& trace, nlohmann::json* report) const override;
   const JaxCompileResult& result() const { return result_; }
+  // The report's JAX section: compiles, their time by phase, the persistent cache's answers;
+  // empty without any.
+  Section describe(const TextOptions& options) const;
 
  private:
   JaxCompileResult result_;

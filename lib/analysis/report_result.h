@@ -7,18 +7,18 @@
 #include <string>
 #include <vector>
 
+#include "analysis/analysis.h"
+
 #include "analysis/compile.h"
 #include "analysis/data_loading.h"
 #include "analysis/gpu_breakdown.h"
 #include "analysis/gpu_idle.h"
-#include "analysis/jax_compile.h"
 #include "analysis/jitter.h"
 #include "analysis/kernel_bounds.h"
 #include "analysis/latency.h"
 #include "analysis/memory.h"
 #include "analysis/names.h"
 #include "analysis/timeline.h"
-#include "analysis/triton_compile.h"
 #include "gpuprobe/trace_model.hpp"
 
 namespace gpuprobe::analysis {
@@ -38,12 +38,21 @@ struct ReportResult {
   std::vector<LatencyRow> latency;
   JitterResult jitter;
   CompileResult compile;
-  JaxCompileResult jax;
-  TritonCompileResult triton;
   DataLoadingResult data;
   MemoryResult memory;
   TimelineResult timeline;  // with ReportOptions::timeline
   std::string verdict;      // what bounds the program, in a sentence
+  // The analyses that stand alone (report_sections.cc's standalone<T>() entries: JAX's and
+  // Triton's compiles, ...), owned by the TraceReport that made this result.
+  std::vector<const Analysis*> standalone;
+
+  // The standalone analysis of type T, nullptr when this result has none.
+  template <class T>
+  const T* find() const {
+    for (const Analysis* analysis : standalone)
+      if (const T* found = dynamic_cast<const T*>(analysis)) return found;
+    return nullptr;
+  }
 };
 
 }  // namespace gpuprobe::analysis

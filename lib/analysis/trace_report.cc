@@ -21,6 +21,8 @@ TraceReport::TraceReport(ReportOptions options)
       memory_(jitter_, options_.timeline ? Timeline::kMemoryPoints : 0),
       timeline_(jitter_, names_) {
   if (options_.timeline) analyses_.push_back(&timeline_);
+  standalone_ = make_standalone_analyses(options_);
+  for (const std::unique_ptr<Analysis>& analysis : standalone_) analyses_.push_back(analysis.get());
 }
 
 Status TraceReport::open(const TraceInfo& info) {
@@ -67,11 +69,12 @@ Status TraceReport::close(const Stats& stats, const TimeBase&) {
   r.latency = latency_.result();
   r.jitter = jitter_.result();
   r.compile = compile_.result();
-  r.jax = jax_.result();
-  r.triton = triton_.result();
   r.data = data_.result();
   r.memory = memory_.result();
   r.timeline = timeline_.result();
+  r.standalone.clear();
+  for (const std::unique_ptr<Analysis>& analysis : standalone_)
+    r.standalone.push_back(analysis.get());
   r.verdict = verdict(r.gpu, r.bounds, r.data, r.names.gpu_kernel_ns, options_.tiny_kernel_ns,
                       &r.compile, &r.jitter);
   return {};

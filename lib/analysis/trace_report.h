@@ -8,35 +8,15 @@
 
 #include <climits>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "analysis/report_options.h"
 #include "analysis/report_result.h"
 #include "gpuprobe/sink.hpp"
 
 namespace gpuprobe::analysis {
-
-struct ReportOptions {
-  std::int64_t tiny_kernel_ns = 10'000;  // "tiny": shorter than this
-  // Gaps shorter than this between queued work are kernel wait (launch overhead). HTA's
-  // consecutive_kernel_delay defaults to 30 and is applied in the trace's time unit, which is
-  // microseconds for Kineto's (and gpuprobe's) JSON: 30 us, so that the two agree.
-  std::int64_t consecutive_kernel_ns = 30'000;
-  std::int64_t large_copy_bytes = 1 << 20;  // copies worth naming as jitter causes
-  std::string latency_name;                 // the range whose outliers are explained; "" = auto
-  double outlier_threshold_ms = 0;          // 0: above P99
-  std::size_t keep_slowest = 64;            // slowest instances kept per range name
-  // Only events that start within [window_begin_ns, window_end_ns) (wall-clock ns), e.g. some
-  // steps' span; the default takes everything.
-  std::int64_t window_begin_ns = INT64_MIN, window_end_ns = INT64_MAX;
-  // Outliers only among the instances that begin within [outliers_from_ns, outliers_to_ns), e.g.
-  // the span a dump's trigger watched; everything else still counts, causes included.
-  std::int64_t outliers_from_ns = INT64_MIN, outliers_to_ns = INT64_MAX;
-  // Also the incident over time (timeline.h), for the report page.
-  bool timeline = false;
-  // The rows and order of the tables in the JSON's described sections (report_sections.h).
-  TextOptions text;
-};
 
 class TraceReport : public Sink {
  public:
@@ -74,14 +54,14 @@ class TraceReport : public Sink {
   CpuState cpu_;  // before jitter_, which asks it about each outlier
   Jitter jitter_;
   Compile compile_;
-  JaxCompile jax_;        // after compile_: each writes its key into compile's JSON
-  TritonCompile triton_;  // after compile_, too
   DataLoading data_;
   Memory memory_;      // after jitter_: it reads the outliers
   Timeline timeline_;  // after jitter_: its target and causes; only with options_.timeline
-  std::vector<Analysis*> analyses_ = {&names_,   &gpu_,    &breakdown_, &bounds_,
-                                      &latency_, &cpu_,    &jitter_,    &compile_,
-                                      &jax_,     &triton_, &data_,      &memory_};
+  // Those that stand alone (report_sections.cc), after the others: they read none of them.
+  std::vector<std::unique_ptr<Analysis>> standalone_;
+  // In the order they finish: each reads the results of those before it.
+  std::vector<Analysis*> analyses_ = {&names_, &gpu_,    &breakdown_, &bounds_, &latency_,
+                                      &cpu_,   &jitter_, &compile_,   &data_,   &memory_};
   std::uint64_t events_ = 0;
   std::int64_t first_ns_ = INT64_MAX, last_ns_ = INT64_MIN;
   ReportResult result_;

@@ -50,7 +50,8 @@ void TritonCompile::write_json(const TraceContext&, nlohmann::json* report) cons
                                     {"stage_seconds", c.stage_seconds}};
 }
 
-Section describe_triton_compile(const TritonCompileResult& t) {
+Section TritonCompile::describe(const TextOptions&) const {
+  const TritonCompileResult& t = result_;
   Section s("triton_compile");
   if (t.compiles + t.loads == 0) return s;
   s.line(0, absl::StrFormat("Triton: %u kernel compiles, %.3f ms; %u loads from its cache, %.3f ms",

@@ -18,9 +18,6 @@ struct TritonCompileResult {
   std::map<std::string, double> stage_seconds;  // ir, ttir, ttgir, llir, ptx, cubin, store
 };
 
-// The report's Triton section: compiles and loads, their time, each stage's; empty without any.
-Section describe_triton_compile(const TritonCompileResult& t);
-
 class TritonCompile : public Analysis {
  public:
   void add(const ReportEvent& event) override;
@@ -28,6 +25,8 @@ class TritonCompile : public Analysis {
   // Writes compile.triton (after Compile has written the rest of compile).
   void write_json(const TraceContext& trace, nlohmann::json* report) const override;
   const TritonCompileResult& result() const { return result_; }
+  // The report's Triton section: compiles and loads, their time, each stage's; empty without any.
+  Section describe(const TextOptions& options) const;
 
  private:
   TritonCompileResult result_;

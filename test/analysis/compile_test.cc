@@ -4,7 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/jax_compile.h"
 #include "analysis/report_trace.h"
+#include "analysis/triton_compile.h"
 #include "formats/framework_events.h"
 
 namespace gpuprobe::test {
@@ -184,16 +186,20 @@ TEST_CASE("JAX's and Triton's compiles are counted apart from torch.compile's") 
   const analysis::CompileResult& c = r.compile;
   CHECK(c.compiles == 1);  // torch.compile's only
   CHECK(c.compile_ns == 100 * kMs);
-  CHECK(r.jax.compiles == 1);
-  CHECK(r.jax.loads == 1);
-  CHECK(r.jax.cache_hits == 1);
-  CHECK(r.jax.phase_seconds.at("trace") == Approx(0.002));
-  CHECK(r.jax.phase_seconds.at("backend compile") == Approx(0.048));
-  CHECK(r.triton.compiles == 1);
-  CHECK(r.triton.loads == 1);
-  CHECK(r.triton.compile_seconds == Approx(0.7));
-  CHECK(r.triton.load_seconds == Approx(0.001));
-  CHECK(r.triton.stage_seconds.at("cubin") == Approx(0.05));
+  const analysis::JaxCompile* jax = r.find<analysis::JaxCompile>();
+  const analysis::TritonCompile* triton = r.find<analysis::TritonCompile>();
+  REQUIRE(jax != nullptr);
+  REQUIRE(triton != nullptr);
+  CHECK(jax->result().compiles == 1);
+  CHECK(jax->result().loads == 1);
+  CHECK(jax->result().cache_hits == 1);
+  CHECK(jax->result().phase_seconds.at("trace") == Approx(0.002));
+  CHECK(jax->result().phase_seconds.at("backend compile") == Approx(0.048));
+  CHECK(triton->result().compiles == 1);
+  CHECK(triton->result().loads == 1);
+  CHECK(triton->result().compile_seconds == Approx(0.7));
+  CHECK(triton->result().load_seconds == Approx(0.001));
+  CHECK(triton->result().stage_seconds.at("cubin") == Approx(0.05));
 }
 
 }  // namespace
