@@ -19,6 +19,7 @@
 namespace gpuprobe::analysis {
 
 struct NameStats;
+class Names;
 
 // One event inside the report's window, in wall-clock nanoseconds.
 struct ReportEvent {
@@ -34,6 +35,11 @@ struct TraceContext {
   std::uint64_t events = 0;
   const TraceInfo* info = nullptr;
   const Stats* stats = nullptr;  // the trace's totals, and its threads' names
+  // Every name's statistics (names.h), finished before any other analysis.
+  const Names* names = nullptr;
+  // The range whose latency the report explains (jitter.h), for analyses that finish after it
+  // (those that stand alone); "" before, or when the trace has none.
+  std::string latency_name;
   // The span, at least 1 ns: a denominator.
   double span_ns() const {
     return static_cast<double>(end_ns - start_ns > 0 ? end_ns - start_ns : 1);

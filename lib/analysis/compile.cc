@@ -26,9 +26,11 @@ constexpr std::string_view kProfilerFrameCompileData = "entire_frame_compile_dat
 }  // namespace
 
 bool is_frame_compile(const CallSite& site) {
-  // A compile's phases are ranges inside it, not compiles; other compilers' are counted apart.
+  // A compile's phases are ranges inside it, not compiles; other compilers' are counted apart;
+  // a compiled call's guards are no compile.
   if (site.category == Category::kCompile)
-    return !starts_with(site.name, fe::kCompilePhase) && !is_other_compile(site);
+    return !starts_with(site.name, fe::kCompilePhase) &&
+           !starts_with(site.name, fe::kDynamoGuards) && !is_other_compile(site);
   return site.name == kProfilerFrameCompile;
 }
 

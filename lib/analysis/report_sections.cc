@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "absl/strings/str_format.h"
+#include "analysis/guards.h"
 #include "analysis/jax_compile.h"
 #include "analysis/report_result.h"
 #include "analysis/triton_compile.h"
@@ -61,6 +62,7 @@ constexpr Entry kSections[] = {
     {[](const ReportResult& r, const TextOptions&) {
       return describe_torch_compile(r.compile, r.end_ns - r.start_ns);
     }},
+    standalone<Guards>(),
     standalone<JaxCompile>(),
     standalone<TritonCompile>(),
     {[](const ReportResult& r, const TextOptions&) { return describe_memory(r.memory); }},

@@ -51,8 +51,12 @@ Status TraceReport::close(const Stats& stats, const TimeBase&) {
   context_.end_ns = events_ != 0 ? last_ns_ : 0;
   context_.info = &info_;
   context_.stats = &stats_;
+  context_.names = &names_;
   // In this order: each reads the results of those before it.
-  for (Analysis* analysis : analyses_) analysis->finish(context_);
+  for (Analysis* analysis : analyses_) {
+    analysis->finish(context_);
+    if (analysis == &jitter_) context_.latency_name = jitter_.result().latency_name;
+  }
   ReportResult& r = result_;
   r.start_ns = context_.start_ns;
   r.end_ns = context_.end_ns;

@@ -39,6 +39,16 @@ void record_at(std::string_view name, Category category, std::int64_t begin_wall
 
 }  // namespace
 
+namespace detail {
+
+std::uint64_t ticks_in(std::uint64_t gate, std::uint64_t ns) noexcept {
+  const double per_tick =
+      core::ns_per_tick(gate & kTscBit ? core::ClockSource::kTsc : core::ClockSource::kMonotonic);
+  return per_tick > 0 ? static_cast<std::uint64_t>(static_cast<double>(ns) / per_tick) : ns;
+}
+
+}  // namespace detail
+
 void range_at(std::string_view name, Category category, std::int64_t begin_wall_ns,
               std::int64_t end_wall_ns) noexcept {
   record_at(name, category, begin_wall_ns, end_wall_ns, true);

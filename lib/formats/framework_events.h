@@ -42,6 +42,13 @@ inline constexpr char kDataWait[] = "dataloader next";
 inline constexpr char kCompiledGraph[] = "compiled graph";
 inline constexpr char kCompiledGraphForward[] = "compiled graph (forward)";
 inline constexpr char kCompiledGraphBackward[] = "compiled graph (backward)";
+// A compiled call's dispatch (category compile, recorded by watch_compile(guards=True)): "dynamo
+// guards: [<frame id>] <function>", from torch.compile's wrapper turning Dynamo on to the start of
+// the call's first forward graph — Dynamo's cache lookup (its guards, and the decision to
+// recompile) and the frame's code before the graph. torch.profiler records the cache lookup alone
+// as kDynamoCacheLookup; the report counts both.
+inline constexpr char kDynamoGuards[] = "dynamo guards: ";
+inline constexpr char kDynamoCacheLookup[] = "TorchDynamo Cache Lookup";
 // The eager code a graph break sends a call back to (category torch): a range from the end of
 // a forward graph to the start of the next one, of the resume function Dynamo made for the code
 // after the break, on the same thread — T_fallback, once per break the program runs through.
@@ -138,6 +145,7 @@ inline constexpr NamedEvent kAll[] = {
     {"eager_fallback", kEagerFallback},
     {"graph_break", kGraphBreak},
     {"recompile_limit_hit", kRecompileLimitHit},
+    {"dynamo_guards", kDynamoGuards},
     {"restart", kRestart},
     {"cache_miss", kCacheMiss},
     {"cache_hit", kCacheHit},

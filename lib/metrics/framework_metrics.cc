@@ -65,6 +65,11 @@ void FrameworkMetrics::add_compile(const Event& e, const TimeBase& time) {
     }
     if (starts_with(name, fe::kTritonCompile)) triton_compiles.add(duration_seconds(time, e));
     if (starts_with(name, fe::kTritonCacheLoad)) triton_loads.add(duration_seconds(time, e));
+    if (starts_with(name, fe::kDynamoGuards)) {
+      std::string frame(name + std::strlen(fe::kDynamoGuards));
+      if (guards.size() >= kMaxGuardFrames && guards.count(frame) == 0) frame = "other";
+      guards[frame].add(duration_seconds(time, e));
+    }
     return;
   }
   if (e.type == EventType::kCounter) {
@@ -172,6 +177,14 @@ void FrameworkMetrics::write(TextExposition* out) const {
                           {{"outcome", "compile"}});
     triton_loads.write(out, "gpuprobe_triton_compile_duration_seconds",
                        {{"outcome", "cache load"}});
+  }
+  if (!guards.empty()) {
+    out->family("gpuprobe_compile_guard_seconds", "histogram",
+                "Each compiled call's dispatch, by frame: torch.compile's wrapper to the call's "
+                "first graph (Dynamo's guards, its recompile decision, the frame's prologue), "
+                "gpuprobe.torch.watch_compile.");
+    for (const auto& [frame, h] : guards)
+      h.write(out, "gpuprobe_compile_guard_seconds", {{"frame", frame}});
   }
   if (!gc_pauses.empty()) {
     out->family("gpuprobe_gc_pause_seconds", "histogram",

@@ -2,9 +2,9 @@
 // watcher and allocator statistics, gpuprobe.watch_gc) as metrics of their own, with names a
 // Prometheus user expects rather than per-compile range names: compile time and counts,
 // recompiles (also by the kind of guard that failed), graph breaks, eager fallbacks, compile-cache
-// hits and misses (also per layer), compile time per phase, JAX's compiles per phase and its
-// persistent cache's answers, GC pauses by generation, the CUDA caching allocator's bytes,
-// retries and OOMs.
+// hits and misses (also per layer), compile time per phase, compiled calls' guard time per frame,
+// JAX's compiles per phase and its persistent cache's answers, GC pauses by generation, the CUDA
+// caching allocator's bytes, retries and OOMs.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +31,11 @@ struct FrameworkMetrics {
   std::map<std::string, Histogram> jax_phases;  // JAX's compile phases, by phase
   std::uint64_t jax_cache_hits = 0, jax_cache_misses = 0;
   Histogram triton_compiles, triton_loads;  // Triton's JIT compiles, and loads from its cache
-  std::map<std::string, double> latest;     // the last value of each framework counter, by metric
+  // Compiled calls' dispatch (Dynamo's guards), by frame ("[0] forward"): the first
+  // kMaxGuardFrames frames seen have a label of their own, later ones "other".
+  static constexpr std::size_t kMaxGuardFrames = 32;
+  std::map<std::string, Histogram> guards;
+  std::map<std::string, double> latest;  // the last value of each framework counter, by metric
 
   // Takes `e` when it is one of those events (true), else leaves it to the caller.
   bool add(const Event& e, const TimeBase& time);

@@ -7,13 +7,23 @@
 // common case — a graph whose frame met no graph break, already run once — in C: the range's
 // entry, the call, the range's exit. Anything else (a graph's first run, graphs before or after
 // a break, whose runs also time the eager code between them) goes to the Python wrapper.
+//
+// It also ends the span of a compiled call's dispatch: `compiled_call_entry` wraps Dynamo's
+// _maybe_set_eval_frame, which torch.compile's wrapper calls with Dynamo's callback just before it
+// calls the function, and notes the time; the call's first forward graph ends the span, recorded
+// as "dynamo guards: [frame] function" (category compile): Dynamo's cache lookup (the guards, and
+// the decision to recompile) and the frame's code before its graph.
 #include "graph_runs.h"
 
 #include <structmember.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <utility>
 
+#include "formats/framework_events.h"
+#include "gpuprobe/detail/gate.hpp"
 #include "range_type.h"
 
 namespace gpuprobe::python {
@@ -32,10 +42,52 @@ std::uint64_t g_runs_generation = 0;
 // says whether it is still that object (an address can be reused once a graph is gone).
 struct RememberedGraph {
   const PyObject* graph = nullptr;
-  PyObject* weak = nullptr;   // a weak reference to it, owned
-  PyObject* range = nullptr;  // forward or backward, owned by the GraphRunsObject
+  PyObject* weak = nullptr;          // a weak reference to it, owned
+  PyObject* range = nullptr;         // forward or backward, owned by the GraphRunsObject
+  const CallSite* guards = nullptr;  // a frame's first forward graph: its "dynamo guards: ..."
   std::uint64_t generation = 0;
 };
+
+// When this thread's compiled call turned Dynamo on (ticks of the session's clock, under the
+// gate then open), until its first forward graph runs; ticks 0: none.
+struct CallStart {
+  std::uint64_t ticks = 0, gate = 0;
+};
+thread_local CallStart t_call_start;
+// Spans shorter than this are not recorded (watch_compile(guards_min_us=...)).
+std::uint64_t g_guards_min_ns = 0;
+std::uint64_t g_guards_min_ticks = 0, g_guards_min_gate = 0;  // g_guards_min_ns for that gate
+
+// Ends this thread's compiled call's dispatch at its first forward graph, recorded as `guards`
+// (nullptr: forgotten, as at a graph's first run, which follows its compile).
+void end_call_start(const CallSite* guards) noexcept {
+  const CallStart start = t_call_start;
+  if (start.ticks == 0) return;
+  t_call_start = CallStart{};
+  const std::uint64_t gate = detail::gate_for(Category::kCompile);
+  if (guards == nullptr || gate == 0 || gate != start.gate) return;  // another session since
+  const std::uint64_t now = detail::now_ticks(gate);
+  if (gate != g_guards_min_gate) {
+    g_guards_min_ticks = detail::ticks_in(gate, g_guards_min_ns);
+    g_guards_min_gate = gate;
+  }
+  if (now < start.ticks || now - start.ticks < g_guards_min_ticks) return;
+  detail::emit(gate, detail::RecordKind::kRange, guards, start.ticks, now);
+}
+
+// The site of a run tuple's guards name (its fifth item, a str), or nullptr.
+const CallSite* guards_site(PyObject* run) {
+  if (!PyTuple_Check(run) || PyTuple_GET_SIZE(run) < 5) return nullptr;
+  PyObject* name = PyTuple_GET_ITEM(run, 4);
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_Check(name) ? PyUnicode_AsUTF8AndSize(name, &size) : nullptr;
+  if (text == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  const CallSite* site = detail::intern(std::string_view(text, size), Category::kCompile);
+  return site != detail::name_table_full_site() ? site : nullptr;  // never keep the full table's
+}
 // A training step runs a forward and a backward graph; a few more for models compiled in parts.
 constexpr std::size_t kRemembered = 4;
 
@@ -117,26 +169,28 @@ void graph_runs_dealloc(PyObject* obj) {
 }
 
 // The range a graph's runs are recorded in when its first run found no graph break before or
-// after it (the tuple the Python wrapper keeps on the graph: frame, resume, breaks, backward),
-// else nullptr.
-PyObject* fast_range(const GraphRunsObject* self, PyObject* graph) {
+// after it (the tuple the Python wrapper keeps on the graph: frame, resume, breaks, backward,
+// guards name), else nullptr; `*guards`, the site its runs end a compiled call's dispatch as.
+PyObject* fast_range(const GraphRunsObject* self, PyObject* graph, const CallSite** guards) {
   PyObject* run = PyObject_GetAttr(graph, self->run_attr);
   if (run == nullptr) {
     PyErr_Clear();  // not run yet, or a graph that cannot keep attributes
     return nullptr;
   }
   PyObject* range = nullptr;
-  if (PyTuple_Check(run) && PyTuple_GET_SIZE(run) == 4 && PyTuple_GET_ITEM(run, 1) == Py_False &&
+  if (PyTuple_Check(run) && PyTuple_GET_SIZE(run) >= 4 && PyTuple_GET_ITEM(run, 1) == Py_False &&
       PyTuple_GET_ITEM(run, 2) == Py_False) {
     range = PyTuple_GET_ITEM(run, 3) == Py_True ? self->backward : self->forward;
+    *guards = range == self->forward ? guards_site(run) : nullptr;
   }
   Py_DECREF(run);
   return range;
 }
 
-// torch's call inside `range`.
-inline PyObject* run_in(GraphRunsObject* self, PyObject* range, PyObject* const* args,
-                        std::size_t nargsf) {
+// torch's call inside `range`, a forward graph's run first ending its call's dispatch.
+inline PyObject* run_in(GraphRunsObject* self, PyObject* range, const CallSite* guards,
+                        PyObject* const* args, std::size_t nargsf) {
+  if (t_call_start.ticks != 0 && range == self->forward) end_call_start(guards);
   PyObject* entered = range_enter(range, nullptr);
   if (entered == nullptr) return nullptr;
   Py_DECREF(entered);
@@ -156,8 +210,8 @@ RememberedGraph* slot_of(GraphRunsObject* self, const PyObject* graph) {
 // Remembers that `graph` runs inside `range`: in the slot that named the same address (a graph
 // now gone, or a generation ago), else in the one used longest ago. Cold: once per graph (and
 // generation), unless more graphs than kRemembered alternate.
-[[gnu::cold, gnu::noinline]] void remember(GraphRunsObject* self, PyObject* graph,
-                                           PyObject* range) {
+[[gnu::cold, gnu::noinline]] void remember(GraphRunsObject* self, PyObject* graph, PyObject* range,
+                                           const CallSite* guards) {
   PyObject* weak = PyWeakref_NewRef(graph, nullptr);
   if (weak == nullptr) {
     PyErr_Clear();  // a graph that takes no weak references: its attribute is read each run
@@ -169,15 +223,15 @@ RememberedGraph* slot_of(GraphRunsObject* self, const PyObject* graph) {
     self->next_replaced = (self->next_replaced + 1) % kRemembered;
   }
   PyObject* replaced = slot->weak;
-  *slot = RememberedGraph{graph, weak, range, g_runs_generation};
+  *slot = RememberedGraph{graph, weak, range, guards, g_runs_generation};
   Py_XDECREF(replaced);  // a weak reference without a callback: runs no Python code
 }
 
-// The range `graph`'s runs were remembered in, or nullptr.
-PyObject* remembered_range(GraphRunsObject* self, const PyObject* graph) {
+// The slot `graph`'s runs were remembered in, or nullptr.
+const RememberedGraph* remembered(GraphRunsObject* self, const PyObject* graph) {
   const RememberedGraph* r = slot_of(self, graph);
   return r != nullptr && r->generation == g_runs_generation && PyWeakref_GetObject(r->weak) == graph
-             ? r->range
+             ? r
              : nullptr;
 }
 
@@ -185,10 +239,11 @@ PyObject* remembered_range(GraphRunsObject* self, const PyObject* graph) {
 // take the fast path), or the Python wrapper's run. Cold: a graph's first runs.
 [[gnu::cold, gnu::noinline]] PyObject* unremembered_run(GraphRunsObject* self,
                                                         PyObject* const* args, std::size_t nargsf) {
-  PyObject* range = fast_range(self, args[0]);
+  const CallSite* guards = nullptr;
+  PyObject* range = fast_range(self, args[0], &guards);
   if (range == nullptr) return PyObject_Vectorcall(self->slow, args, nargsf, nullptr);
-  remember(self, args[0], range);
-  return run_in(self, range, args, nargsf);
+  remember(self, args[0], range, guards);
+  return run_in(self, range, guards, args, nargsf);
 }
 
 // graph_runs(graph, inputs), as CompiledFxGraph.__call__: unbound (the type is a method
@@ -199,9 +254,9 @@ PyObject* remembered_range(GraphRunsObject* self, const PyObject* graph) {
   if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != nullptr) {
     return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
   }
-  PyObject* range = remembered_range(self, args[0]);
-  if (range == nullptr) return unremembered_run(self, args, nargsf);
-  return run_in(self, range, args, nargsf);
+  const RememberedGraph* r = remembered(self, args[0]);
+  if (r == nullptr) return unremembered_run(self, args, nargsf);
+  return run_in(self, r->range, r->guards, args, nargsf);
 }
 
 // Read through the class (CompiledFxGraph.__call__) it is itself; through an instance, bound.
@@ -238,6 +293,95 @@ PyType_Spec kGraphRunsSpec = {"gpuprobe._core.graph_runs", sizeof(GraphRunsObjec
                                   Py_TPFLAGS_METHOD_DESCRIPTOR,
                               kGraphRunsSlots};
 
+// compiled_call_entry(original): Dynamo's _maybe_set_eval_frame(callback), noting when a callback
+// (not None) turns Dynamo on: the start of a compiled call's dispatch. None forgets it (the call
+// is over, or Dynamo is turned off).
+struct CallEntryObject {
+  PyObject_HEAD vectorcallfunc vectorcall;
+  PyObject* original;
+};
+
+PyObject* call_entry_vectorcall(PyObject* obj, PyObject* const* args, std::size_t nargsf,
+                                PyObject* kwnames) {
+  auto* self = reinterpret_cast<CallEntryObject*>(obj);
+  if (PyVectorcall_NARGS(nargsf) == 1 && kwnames == nullptr) {
+    const std::uint64_t gate = args[0] != Py_None ? detail::gate_for(Category::kCompile) : 0;
+    t_call_start = gate != 0 ? CallStart{detail::now_ticks(gate), gate} : CallStart{};
+  }
+  return PyObject_Vectorcall(self->original, args, nargsf, kwnames);
+}
+
+PyObject* call_entry_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  static const char* kKeywords[] = {"original", nullptr};
+  PyObject* original = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:compiled_call_entry",
+                                   const_cast<char**>(kKeywords), &original)) {
+    return nullptr;
+  }
+  if (!PyCallable_Check(original)) {
+    PyErr_SetString(PyExc_TypeError, "compiled_call_entry(original): a callable");
+    return nullptr;
+  }
+  auto* self = reinterpret_cast<CallEntryObject*>(type->tp_alloc(type, 0));
+  if (self == nullptr) return nullptr;
+  Py_INCREF(original);
+  self->original = original;
+  self->vectorcall = call_entry_vectorcall;
+  return reinterpret_cast<PyObject*>(self);
+}
+
+int call_entry_traverse(PyObject* obj, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(obj));
+  Py_VISIT(reinterpret_cast<CallEntryObject*>(obj)->original);
+  return 0;
+}
+
+int call_entry_clear(PyObject* obj) {
+  Py_CLEAR(reinterpret_cast<CallEntryObject*>(obj)->original);
+  return 0;
+}
+
+void call_entry_dealloc(PyObject* obj) {
+  PyTypeObject* type = Py_TYPE(obj);
+  PyObject_GC_UnTrack(obj);
+  call_entry_clear(obj);
+  type->tp_free(obj);
+  Py_DECREF(type);
+}
+
+PyObject* call_entry_original(PyObject* obj, void*) {
+  PyObject* original = reinterpret_cast<CallEntryObject*>(obj)->original;
+  Py_INCREF(original);
+  return original;
+}
+
+PyMemberDef kCallEntryMembers[] = {
+    {"__vectorcalloffset__", T_PYSSIZET,
+     static_cast<Py_ssize_t>(offsetof(CallEntryObject, vectorcall)), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr}};
+
+PyGetSetDef kCallEntryGetSet[] = {
+    {"__wrapped__", call_entry_original, nullptr, const_cast<char*>("torch's function"), nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyType_Slot kCallEntrySlots[] = {
+    {Py_tp_new, reinterpret_cast<void*>(call_entry_new)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(call_entry_dealloc)},
+    {Py_tp_traverse, reinterpret_cast<void*>(call_entry_traverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(call_entry_clear)},
+    {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+    {Py_tp_members, kCallEntryMembers},
+    {Py_tp_getset, kCallEntryGetSet},
+    {Py_tp_doc,
+     const_cast<char*>("compiled_call_entry(original): Dynamo's _maybe_set_eval_frame, noting "
+                       "when a compiled call turns Dynamo on; its first forward graph's run "
+                       "records the span as \"dynamo guards: ...\". Internal to gpuprobe.torch.")},
+    {0, nullptr}};
+
+PyType_Spec kCallEntrySpec = {"gpuprobe._core.compiled_call_entry", sizeof(CallEntryObject), 0,
+                              Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+                              kCallEntrySlots};
+
 }  // namespace
 
 void add_graph_runs(pybind11::module_& m, PyObject* range_type) {
@@ -245,6 +389,29 @@ void add_graph_runs(pybind11::module_& m, PyObject* range_type) {
   PyObject* type = PyType_FromSpec(&kGraphRunsSpec);
   if (type == nullptr) throw pybind11::error_already_set();
   m.add_object("graph_runs", pybind11::reinterpret_steal<pybind11::object>(type));
+  PyObject* entry = PyType_FromSpec(&kCallEntrySpec);
+  if (entry == nullptr) throw pybind11::error_already_set();
+  m.add_object("compiled_call_entry", pybind11::reinterpret_steal<pybind11::object>(entry));
+  m.def(
+      "_compiled_call_graph",
+      [](pybind11::object guards) {
+        const CallSite* site = nullptr;
+        if (!guards.is_none()) {
+          const std::string name = pybind11::str(guards);
+          site = detail::intern(name, Category::kCompile);
+        }
+        end_call_start(site);
+      },
+      pybind11::arg("guards"),
+      "A compiled call's first forward graph runs (the Python path): its dispatch since "
+      "compiled_call_entry noted it is recorded as the range `guards`, or forgotten with None.");
+  m.def(
+      "_set_guards_min_ns",
+      [](std::uint64_t ns) {
+        g_guards_min_ns = ns;
+        g_guards_min_gate = 0;
+      },
+      pybind11::arg("ns"), "Compiled calls' dispatch spans shorter than this are not recorded.");
   m.def(
       "_graph_runs_changed", [] { ++g_runs_generation; },
       "A graph's '_gpuprobe_run' was taken away: every graph_runs forgets the graphs it "

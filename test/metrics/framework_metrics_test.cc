@@ -167,6 +167,32 @@ TEST_CASE("the kind of guard a recompile failed is one of a few") {
   CHECK(std::string(formats::recompile_reason_class("something new in torch 3")) == "other");
 }
 
+TEST_CASE("compiled calls' guard time per frame, the label set bounded, never a compile") {
+  std::vector<CallSite> sites;
+  sites.reserve(FrameworkMetrics::kMaxGuardFrames + 4);
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < FrameworkMetrics::kMaxGuardFrames + 3; ++i)
+    names.push_back(std::string(fe::kDynamoGuards) + "[" + std::to_string(i) + "] f");
+  for (const std::string& name : names)
+    sites.push_back(CallSite{name.c_str(), "", "", 0, 0, Category::kCompile});
+  std::vector<Event> events;
+  for (int call = 0; call < 3; ++call)  // frame [0]: three calls of 100 us, 200 us, 300 us
+    events.push_back({EventType::kRange, 0, &sites[0], 0, (call + 1) * 100'000, 0.0});
+  for (const CallSite& site : sites) events.push_back({EventType::kRange, 0, &site, 0, 10, 0.0});
+  const std::vector<ThreadInfo> threads(1);
+  SessionMetrics m;
+  m.add(EventBatch{events.data(), events.size(), &kTime, &threads});
+  const std::string text = m.exposition();
+  CAPTURE(text);
+  CHECK(has_line(text, "gpuprobe_compile_guard_seconds_count{frame=\"[0] f\"} 4"));
+  CHECK(text.find("gpuprobe_compile_guard_seconds_sum{frame=\"[0] f\"} 0.00060001") !=
+        std::string::npos);
+  CHECK(has_line(text, "gpuprobe_compile_guard_seconds_count{frame=\"[31] f\"} 1"));
+  CHECK(text.find("frame=\"[32] f\"") == std::string::npos);  // past the 32 labels kept
+  CHECK(has_line(text, "gpuprobe_compile_guard_seconds_count{frame=\"other\"} 3"));
+  CHECK(text.find("gpuprobe_compile_duration_seconds") == std::string::npos);  // no compile
+}
+
 TEST_CASE("a program that never compiles, collects or allocates has none of those families") {
   SessionMetrics m;
   const std::string text = m.exposition();

@@ -140,6 +140,10 @@ void nvtx_mark(const CallSite& site) noexcept;
 /// without locking or allocating. Never nullptr.
 const CallSite* intern(std::string_view name, Category category) noexcept;
 
+/// `ns` nanoseconds in ticks of the clock `gate` names (rounded down): for thresholds compared
+/// with differences of now_ticks(gate).
+std::uint64_t ticks_in(std::uint64_t gate, std::uint64_t ns) noexcept;
+
 /// The one site intern() gives every name once the session's name table is full (and counts
 /// each time): not the name's own, so a caller that keeps interned sites must not keep it.
 const CallSite* name_table_full_site() noexcept;

@@ -70,8 +70,8 @@ def _metric_span_ns(metric):
 _watchers = []  # active CompileWatchers, which step() lets read finished compiles' metrics
 
 class _Patch:
-    """One method of a torch class, wrapped while any watcher is open: installed once, restored
-    when the last watcher closes. ``make(original)`` returns the wrapper."""
+    """One method of a torch class (or a function of a module: class_name None), wrapped while
+    any watcher is open: installed once, restored when the last watcher closes. ``make(original)`` returns the wrapper."""
 
     def __init__(self, module, class_name, method, make, unavailable):
         self._where = (module, class_name, method)
@@ -85,10 +85,12 @@ class _Patch:
             return None
         module, class_name, method = self._where
         try:
-            cls = getattr(importlib.import_module(module), class_name)
+            cls = importlib.import_module(module)  # a module's function when class_name is None
+            if class_name is not None:
+                cls = getattr(cls, class_name)
+            self._original = getattr(cls, method)
         except (ImportError, AttributeError):
             return self._unavailable
-        self._original = getattr(cls, method)
         setattr(cls, method, self._make(self._original))
         self._cls = cls
         return None
@@ -116,9 +118,9 @@ def _read_metrics_at_exit(original):
 
 
 # Frame id -> (whether Dynamo's compile of that frame was of a resume function — the code after a
-# graph break, "torch_dynamo_resume_in_<fn>_at_<line>" —, whether it met a graph break), from the
-# compiles' metrics; a frame id that torch._dynamo.reset() hands out again is overwritten by its
-# new compile.
+# graph break, "torch_dynamo_resume_in_<fn>_at_<line>" —, whether it met a graph break, the
+# frame's function), from the compiles' metrics; a frame id that torch._dynamo.reset() hands out
+# again is overwritten by its new compile.
 _frames = {}
 _compiles_recorded = [0]  # compiles whose metrics were read, on any thread
 _last_forward = threading.local()  # per thread: (frame id, time.time_ns() at its end, compiles)
@@ -160,8 +162,12 @@ def _graph_run(graph):
     graph may be pickled): by then the metrics of the compile that made it have been read."""
     kwargs = getattr(graph, "fx_kwargs", None) or {}
     frame = None if kwargs.get("is_backward") else getattr(graph, "_gpuprobe_frame", None)
-    resume, breaks = _frames.get(frame, (False, False)) if frame is not None else (False, False)
-    run = (frame, resume, breaks, bool(kwargs.get("is_backward")))
+    resume, breaks, function = _frames.get(frame, (False, False, "")) if frame is not None else (
+        False, False, "")
+    # A call's first graph ends its dispatch (compiled_call_entry): recorded under this name.
+    guards = (f"{EVENTS['dynamo_guards']}[{frame}] {function}".rstrip()
+              if frame is not None and not resume else None)
+    run = (frame, resume, breaks, bool(kwargs.get("is_backward")), guards)
     try:
         graph._gpuprobe_run = run
     except AttributeError:
@@ -181,8 +187,12 @@ def _record_graph_runs(original):
     # after a graph's first, when no break is near, take _core.graph_runs' path in C: the range
     # alone, no Python frame (a serving request's 1.9 µs on the H200 with a Python wrapper).
     def call(graph, inputs):
-        frame, resume, breaks, backward = (getattr(graph, "_gpuprobe_run", None) or
-                                           _graph_run(graph))
+        known = getattr(graph, "_gpuprobe_run", None)
+        if not (isinstance(known, tuple) and len(known) == 5):
+            known = None  # not run yet (or what another gpuprobe version worked out)
+        frame, resume, breaks, backward, guards = known or _graph_run(graph)
+        if not backward:  # a first run follows its compile: not the call's dispatch
+            _core._compiled_call_graph(guards if known else None)
         if not (resume or breaks):  # no graph break before or after this graph
             with _BACKWARD if backward else _FORWARD:
                 return original(graph, inputs)
@@ -227,9 +237,10 @@ def mark_compile(m, out, with_range=True):
     frame = _frame_id(compile_id)
     if out is _core:  # this process's compiles, for its graph runs (not a replayed log's)
         if frame is not None:
-            _frames[frame] = (str(getattr(m, "co_name", "")).startswith(_RESUME_PREFIX),
+            co_name = str(getattr(m, "co_name", "") or "")
+            _frames[frame] = (co_name.startswith(_RESUME_PREFIX),
                               bool(getattr(m, "num_graph_breaks", 0) or
-                                   getattr(m, "restart_reasons", None)))
+                                   getattr(m, "restart_reasons", None)), co_name)
         _compiles_recorded[0] += 1
     span = _metric_span_ns(m)
     seconds = 0.0
@@ -264,6 +275,9 @@ _metrics_exit = _Patch(
 _graph_calls = _Patch(
     "torch._inductor.output_code", "CompiledFxGraph", "__call__", _record_graph_runs,
     "Inductor's CompiledFxGraph (torch < 2.6): no compiled-graph ranges, no Amdahl bound")
+_call_entries = _Patch(
+    "torch._dynamo.eval_frame", None, "_maybe_set_eval_frame", _core.compiled_call_entry,
+    "Dynamo's _maybe_set_eval_frame: no guard time per compiled call")
 _graph_tags = _Patch(
     "torch._inductor.output_code", "CompiledFxGraph", "post_compile", _tag_graphs,
     "Inductor's CompiledFxGraph.post_compile: no eager time after graph breaks")
@@ -290,7 +304,7 @@ class CompileWatcher:
     graphs as a range "eager after graph break" (see ``_record_graph_runs``).
     Compilation and results are unchanged."""
 
-    def __init__(self, cache_keys=True):
+    def __init__(self, cache_keys=True, guards=True, guards_min_us=0.0):
         torch = _torch()
         try:
             import torch._dynamo.utils as dynamo_utils
@@ -330,7 +344,8 @@ class CompileWatcher:
                                     hasattr(dynamo_utils, "get_compilation_metrics"))
         if not self._spans_from_metrics:
             self.unavailable.append("compile spans from metrics: compile ranges from callbacks")
-        for patch in (_graph_calls, _graph_tags):
+        _core._set_guards_min_ns(max(0, int(guards_min_us * 1e3)))
+        for patch in (_graph_calls, _graph_tags) + ((_call_entries,) if guards else ()):
             missing = patch.install()
             if missing:
                 self.unavailable.append(missing)
@@ -515,12 +530,14 @@ class CompileWatcher:
             _watchers.remove(self)
         _graph_calls.remove()
         _graph_tags.remove()
+        _call_entries.remove()
         _metrics_exit.remove()
 
 
-def watch_compile(cache_keys=True):
+def watch_compile(cache_keys=True, guards=True, guards_min_us=0.0):
     """Starts observing torch.compile; returns a CompileWatcher (``report()``, ``close()``).
     ``cache_keys=False``: without PyTorch's structured trace — no per-compile cache outcomes and
     changed key components, no compile phases, no generated code (reading it makes each compile
-    about 7 % slower: torch formats its artifacts for it)."""
-    return CompileWatcher(cache_keys)
+    about 7 % slower: torch formats its artifacts for it). ``guards=False``: no "dynamo guards"
+    range per compiled call; ``guards_min_us``: only those at least this long."""
+    return CompileWatcher(cache_keys, guards, guards_min_us)
