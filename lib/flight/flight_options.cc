@@ -138,7 +138,9 @@ constexpr base::OptionSpec<Options> kOptions[] = {
     {"trigger", "SPEC+SPEC...", none,
      "dump by itself when: slow:NAME>200ms (one range NAME longer), p99:NAME>50ms/10s (any "
      "pNN of NAME over a rolling window above; needs 1/(1-q) samples in the window, 100 for "
-     "p99), signal[:SIGUSR1|SIGUSR2] (default SIGUSR2)",
+     "p99), signal[:SIGUSR1|SIGUSR2] (default SIGUSR2), recompile (torch.compile recompiles a "
+     "frame, gpuprobe.torch.watch_compile()), recompile>3/60s (more than 3 recompiles within 60 "
+     "s)",
      apply_trigger},
     {"dump_cooldown", "DURATION", [](const Options& c) { return seconds_of(c.cooldown_ns); },
      "least time between two dumps that triggers start (requests through the API or HTTP are "

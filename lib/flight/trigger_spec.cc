@@ -11,7 +11,8 @@ namespace {
 
 Status bad_trigger(std::string_view item, std::string_view why) {
   return Status::Error("config key 'trigger': '" + std::string(item) + "' " + std::string(why) +
-                       " (expected slow:NAME>200ms, p99:NAME>50ms/10s or signal[:SIGUSR1])");
+                       " (expected slow:NAME>200ms, p99:NAME>50ms/10s, signal[:SIGUSR1], recompile or "
+                       "recompile>3/60s)");
 }
 
 // "99" -> 0.99, "99.9" -> 0.999, "50" -> 0.5: a percentile strictly between 0 and 100.
@@ -42,6 +43,25 @@ Status parse_one(std::string_view item, TriggerSpec* t) {
     t->signal = SIGUSR2;
     if (colon != std::string_view::npos && !parse_signal(item.substr(colon + 1), &t->signal))
       return bad_trigger(item, "names a signal other than SIGUSR1 or SIGUSR2");
+    return {};
+  }
+  if (kind.substr(0, kind.find('>')) == "recompile") {
+    t->kind = TriggerSpec::Kind::kRecompile;
+    if (item == "recompile") return {};
+    // recompile>N/WINDOW: more than N within the window.
+    const std::string_view rest = item.substr(sizeof "recompile>" - 1);
+    const std::size_t slash = rest.find('/');
+    const std::string count(rest.substr(0, slash));
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(count.c_str(), &end, 10);
+    if (item[sizeof "recompile" - 1] != '>' || count.empty() ||
+        count.find_first_not_of("0123456789") != std::string::npos || n > 1'000'000 ||
+        slash == std::string_view::npos)
+      return bad_trigger(item, "is not recompile or recompile>COUNT/WINDOW");
+    t->more_than = static_cast<std::uint32_t>(n);
+    if (!base::parse_duration(rest.substr(slash + 1), 0, &t->window_ns) ||
+        t->window_ns < 100'000'000 || t->window_ns > 86'400'000'000'000)
+      return bad_trigger(item, "has a window that is not a duration from 100ms to 24h");
     return {};
   }
   if (colon == std::string_view::npos) return bad_trigger(item, "has no ':'");

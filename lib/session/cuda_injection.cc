@@ -156,17 +156,23 @@ extern "C" int gpuprobe_on_cuda_init(void) noexcept {
     if (target == nullptr) return 0;
     if (cuda_will_inject_this_copy()) {
       // The session of the library the CUDA driver injected into a program not linked with
-      // gpuprobe: with CUPTI started here, such a program crashed at exit on an H100 (CUDA 13;
-      // eagerly, inside cuInit, it saw no device). Until that is understood this session
-      // records no GPU activity; NVTX ranges and the rest are recorded.
+      // gpuprobe. With CUPTI started here such a program crashed at exit (H100, CUDA 13): the
+      // session's static destructor, registered when the driver loaded this library, ran after
+      // the exit handler CUPTI registers as it starts, and cuptiActivityDisable faulted
+      // (backtrace, bench/RESULTS.md run 94). stop_environment_session_first_at_exit() below
+      // orders the stop before CUPTI's handler; until that is seen to work on a GPU this session
+      // records no GPU activity: NVTX ranges and the rest are recorded.
       gpuprobe::base::print_notice(
           "CUPTI is not started in a program not linked with gpuprobe (it crashed such programs "
           "at exit): NVTX ranges are recorded, GPU activity is not");
       return 1;
     }
     std::string why;
-    if (!target->activate(&why) && !why.empty())
+    if (target->activate(&why)) {
+      stop_environment_session_first_at_exit();  // a no-op where the session is not that one
+    } else if (!why.empty()) {
       gpuprobe::base::print_notice("CUPTI unavailable: " + why);
+    }
     return 1;
   } catch (...) {
     return 1;  // this copy had the session; CUDA's start goes on without CUPTI

@@ -23,6 +23,13 @@ class DeferredGpuSource;
 
 namespace gpuprobe::session {
 
+// Stops the GPUPROBE environment's session of this copy (if it has one) at exit before the exit
+// handlers registered until now: called where CUPTI started after that session did (at CUDA's
+// initialization), for CUPTI registers an exit handler of its own as it starts, and a session
+// stopped after it — by the session's static destructor, registered earlier — crashed in
+// cuptiActivityDisable (H100, CUDA 13: a program not linked with gpuprobe under `gpuprobe run`).
+void stop_environment_session_first_at_exit() noexcept;
+
 // The running session's source to start at CUDA's initialization (nullptr: none). Clearing it
 // waits for an activation under way.
 void set_cuda_init_target(gpu::DeferredGpuSource* source) noexcept;

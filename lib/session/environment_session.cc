@@ -6,6 +6,7 @@
 // the programs the variable is for: those that have ranges but never create a Session.
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -62,6 +63,9 @@ std::string config_for_this_process(std::string config) {
 // _exit() or quick_exit() leaves only the sinks' temporary files, never a half-written output.
 class EnvironmentSession {
  public:
+  // Stops the session now (it writes its outputs); the destructor then has nothing to do.
+  void stop() noexcept { session_.reset(); }
+
   EnvironmentSession() {
     const char* config = std::getenv("GPUPROBE");
     if (config == nullptr || *config == '\0') return;
@@ -83,7 +87,19 @@ class EnvironmentSession {
   std::unique_ptr<Session> session_;
 };
 
-const EnvironmentSession g_environment_session;
+EnvironmentSession g_environment_session;
 
 }  // namespace
 }  // namespace gpuprobe::detail
+
+namespace gpuprobe::session {
+
+void stop_environment_session_first_at_exit() noexcept {
+  // Exit handlers run in the reverse order of their registration: registered now, after CUPTI
+  // registered its own while it started, this one stops the session while CUPTI still works.
+  static std::atomic<bool> registered{false};
+  if (registered.exchange(true)) return;
+  std::atexit([] { detail::g_environment_session.stop(); });
+}
+
+}  // namespace gpuprobe::session

@@ -42,9 +42,14 @@ std::uint64_t g_runs_generation = 0;
 // says whether it is still that object (an address can be reused once a graph is gone).
 struct RememberedGraph {
   const PyObject* graph = nullptr;
-  PyObject* weak = nullptr;          // a weak reference to it, owned
-  PyObject* range = nullptr;         // forward or backward, owned by the GraphRunsObject
-  const CallSite* guards = nullptr;  // a frame's first forward graph: its "dynamo guards: ..."
+  PyObject* weak = nullptr;   // a weak reference to it, owned
+  PyObject* range = nullptr;  // forward or backward, owned by the GraphRunsObject
+  // A frame's first forward graph: the name its runs end a compiled call's dispatch as ("dynamo
+  // guards: ...", a str, owned), and its site in the session `guards_epoch` (a session's name
+  // table frees the names the next one does not intern again: interned anew per session).
+  PyObject* guards_name = nullptr;
+  const CallSite* guards = nullptr;
+  std::uint32_t guards_epoch = 0;
   std::uint64_t generation = 0;
 };
 
@@ -54,7 +59,9 @@ struct CallStart {
   std::uint64_t ticks = 0, gate = 0;
 };
 thread_local CallStart t_call_start;
-// Spans shorter than this are not recorded (watch_compile(guards_min_us=...)).
+// Whether a watcher records compiled calls' dispatch (watch_compile(guards=True) installed
+// compiled_call_entry), and spans shorter than what are not recorded (guards_min_us=...).
+bool g_guards_on = false;
 std::uint64_t g_guards_min_ns = 0;
 std::uint64_t g_guards_min_ticks = 0, g_guards_min_gate = 0;  // g_guards_min_ns for that gate
 
@@ -65,7 +72,7 @@ void end_call_start(const CallSite* guards) noexcept {
   if (start.ticks == 0) return;
   t_call_start = CallStart{};
   const std::uint64_t gate = detail::gate_for(Category::kCompile);
-  if (guards == nullptr || gate == 0 || gate != start.gate) return;  // another session since
+  if (guards == nullptr || !g_guards_on || gate == 0 || gate != start.gate) return;
   const std::uint64_t now = detail::now_ticks(gate);
   if (gate != g_guards_min_gate) {
     g_guards_min_ticks = detail::ticks_in(gate, g_guards_min_ns);
@@ -75,18 +82,24 @@ void end_call_start(const CallSite* guards) noexcept {
   detail::emit(gate, detail::RecordKind::kRange, guards, start.ticks, now);
 }
 
-// The site of a run tuple's guards name (its fifth item, a str), or nullptr.
-const CallSite* guards_site(PyObject* run) {
-  if (!PyTuple_Check(run) || PyTuple_GET_SIZE(run) < 5) return nullptr;
-  PyObject* name = PyTuple_GET_ITEM(run, 4);
+// The site of a guards name (a str) in the current session, or nullptr.
+const CallSite* intern_guards(PyObject* name) {
   Py_ssize_t size = 0;
-  const char* text = PyUnicode_Check(name) ? PyUnicode_AsUTF8AndSize(name, &size) : nullptr;
+  const char* text =
+      name != nullptr && PyUnicode_Check(name) ? PyUnicode_AsUTF8AndSize(name, &size) : nullptr;
   if (text == nullptr) {
     PyErr_Clear();
     return nullptr;
   }
   const CallSite* site = detail::intern(std::string_view(text, size), Category::kCompile);
   return site != detail::name_table_full_site() ? site : nullptr;  // never keep the full table's
+}
+
+// A run tuple's guards name (its fifth item, a str; borrowed), or nullptr.
+PyObject* guards_name_of(PyObject* run) {
+  if (!PyTuple_Check(run) || PyTuple_GET_SIZE(run) < 5) return nullptr;
+  PyObject* name = PyTuple_GET_ITEM(run, 4);
+  return PyUnicode_Check(name) ? name : nullptr;
 }
 // A training step runs a forward and a backward graph; a few more for models compiled in parts.
 constexpr std::size_t kRemembered = 4;
@@ -142,7 +155,10 @@ int graph_runs_traverse(PyObject* obj, visitproc visit, void* arg) {
   Py_VISIT(self->slow);
   Py_VISIT(self->forward);
   Py_VISIT(self->backward);
-  for (const RememberedGraph& r : self->remembered) Py_VISIT(r.weak);
+  for (const RememberedGraph& r : self->remembered) {
+    Py_VISIT(r.weak);
+    Py_VISIT(r.guards_name);
+  }
   return 0;
 }
 
@@ -155,6 +171,7 @@ int graph_runs_clear(PyObject* obj) {
   Py_CLEAR(self->run_attr);
   for (RememberedGraph& r : self->remembered) {
     Py_CLEAR(r.weak);
+    Py_CLEAR(r.guards_name);
     r = RememberedGraph{};
   }
   return 0;
@@ -170,8 +187,9 @@ void graph_runs_dealloc(PyObject* obj) {
 
 // The range a graph's runs are recorded in when its first run found no graph break before or
 // after it (the tuple the Python wrapper keeps on the graph: frame, resume, breaks, backward,
-// guards name), else nullptr; `*guards`, the site its runs end a compiled call's dispatch as.
-PyObject* fast_range(const GraphRunsObject* self, PyObject* graph, const CallSite** guards) {
+// guards name), else nullptr; `*guards`, the name its runs end a compiled call's dispatch as (a
+// new reference, or nullptr).
+PyObject* fast_range(const GraphRunsObject* self, PyObject* graph, PyObject** guards) {
   PyObject* run = PyObject_GetAttr(graph, self->run_attr);
   if (run == nullptr) {
     PyErr_Clear();  // not run yet, or a graph that cannot keep attributes
@@ -181,16 +199,16 @@ PyObject* fast_range(const GraphRunsObject* self, PyObject* graph, const CallSit
   if (PyTuple_Check(run) && PyTuple_GET_SIZE(run) >= 4 && PyTuple_GET_ITEM(run, 1) == Py_False &&
       PyTuple_GET_ITEM(run, 2) == Py_False) {
     range = PyTuple_GET_ITEM(run, 3) == Py_True ? self->backward : self->forward;
-    *guards = range == self->forward ? guards_site(run) : nullptr;
+    *guards = range == self->forward ? guards_name_of(run) : nullptr;
+    Py_XINCREF(*guards);
   }
   Py_DECREF(run);
   return range;
 }
 
-// torch's call inside `range`, a forward graph's run first ending its call's dispatch.
-inline PyObject* run_in(GraphRunsObject* self, PyObject* range, const CallSite* guards,
-                        PyObject* const* args, std::size_t nargsf) {
-  if (t_call_start.ticks != 0 && range == self->forward) end_call_start(guards);
+// torch's call inside `range`.
+inline PyObject* run_in(GraphRunsObject* self, PyObject* range, PyObject* const* args,
+                        std::size_t nargsf) {
   PyObject* entered = range_enter(range, nullptr);
   if (entered == nullptr) return nullptr;
   Py_DECREF(entered);
@@ -211,7 +229,7 @@ RememberedGraph* slot_of(GraphRunsObject* self, const PyObject* graph) {
 // now gone, or a generation ago), else in the one used longest ago. Cold: once per graph (and
 // generation), unless more graphs than kRemembered alternate.
 [[gnu::cold, gnu::noinline]] void remember(GraphRunsObject* self, PyObject* graph, PyObject* range,
-                                           const CallSite* guards) {
+                                           PyObject* guards) {
   PyObject* weak = PyWeakref_NewRef(graph, nullptr);
   if (weak == nullptr) {
     PyErr_Clear();  // a graph that takes no weak references: its attribute is read each run
@@ -223,27 +241,43 @@ RememberedGraph* slot_of(GraphRunsObject* self, const PyObject* graph) {
     self->next_replaced = (self->next_replaced + 1) % kRemembered;
   }
   PyObject* replaced = slot->weak;
-  *slot = RememberedGraph{graph, weak, range, guards, g_runs_generation};
-  Py_XDECREF(replaced);  // a weak reference without a callback: runs no Python code
+  PyObject* replaced_name = slot->guards_name;
+  Py_XINCREF(guards);
+  *slot = RememberedGraph{graph, weak, range, guards, nullptr, 0, g_runs_generation};
+  Py_XDECREF(replaced);       // a weak reference without a callback: runs no Python code
+  Py_XDECREF(replaced_name);  // a str
 }
 
 // The slot `graph`'s runs were remembered in, or nullptr.
-const RememberedGraph* remembered(GraphRunsObject* self, const PyObject* graph) {
-  const RememberedGraph* r = slot_of(self, graph);
+RememberedGraph* remembered(GraphRunsObject* self, const PyObject* graph) {
+  RememberedGraph* r = slot_of(self, graph);
   return r != nullptr && r->generation == g_runs_generation && PyWeakref_GetObject(r->weak) == graph
              ? r
              : nullptr;
+}
+
+// The site a remembered graph's runs end a compiled call's dispatch as, in the session of the
+// call's start; nullptr for none.
+[[gnu::noinline]] const CallSite* guards_of(RememberedGraph* r) {
+  const std::uint32_t epoch = detail::epoch_of(t_call_start.gate);
+  if (r->guards_name != nullptr && (r->guards == nullptr || r->guards_epoch != epoch)) {
+    r->guards = intern_guards(r->guards_name);
+    r->guards_epoch = epoch;
+  }
+  return r->guards;
 }
 
 // A run of a graph not remembered: its attribute read (and the graph remembered when its runs
 // take the fast path), or the Python wrapper's run. Cold: a graph's first runs.
 [[gnu::cold, gnu::noinline]] PyObject* unremembered_run(GraphRunsObject* self,
                                                         PyObject* const* args, std::size_t nargsf) {
-  const CallSite* guards = nullptr;
+  PyObject* guards = nullptr;
   PyObject* range = fast_range(self, args[0], &guards);
   if (range == nullptr) return PyObject_Vectorcall(self->slow, args, nargsf, nullptr);
   remember(self, args[0], range, guards);
-  return run_in(self, range, guards, args, nargsf);
+  if (t_call_start.ticks != 0 && range == self->forward) end_call_start(intern_guards(guards));
+  Py_XDECREF(guards);
+  return run_in(self, range, args, nargsf);
 }
 
 // graph_runs(graph, inputs), as CompiledFxGraph.__call__: unbound (the type is a method
@@ -254,9 +288,10 @@ const RememberedGraph* remembered(GraphRunsObject* self, const PyObject* graph) 
   if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != nullptr) {
     return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
   }
-  const RememberedGraph* r = remembered(self, args[0]);
+  RememberedGraph* r = remembered(self, args[0]);
   if (r == nullptr) return unremembered_run(self, args, nargsf);
-  return run_in(self, r->range, r->guards, args, nargsf);
+  if (t_call_start.ticks != 0 && r->range == self->forward) end_call_start(guards_of(r));
+  return run_in(self, r->range, args, nargsf);
 }
 
 // Read through the class (CompiledFxGraph.__call__) it is itself; through an instance, bound.
@@ -406,12 +441,16 @@ void add_graph_runs(pybind11::module_& m, PyObject* range_type) {
       "A compiled call's first forward graph runs (the Python path): its dispatch since "
       "compiled_call_entry noted it is recorded as the range `guards`, or forgotten with None.");
   m.def(
-      "_set_guards_min_ns",
-      [](std::uint64_t ns) {
-        g_guards_min_ns = ns;
+      "_set_guards",
+      [](bool on, std::uint64_t min_ns) {
+        g_guards_on = on;
+        g_guards_min_ns = min_ns;
         g_guards_min_gate = 0;
+        t_call_start = CallStart{};
       },
-      pybind11::arg("ns"), "Compiled calls' dispatch spans shorter than this are not recorded.");
+      pybind11::arg("on"), pybind11::arg("min_ns"),
+      "Whether compiled calls' dispatch is recorded (compiled_call_entry installed), and spans "
+      "shorter than min_ns are not.");
   m.def(
       "_graph_runs_changed", [] { ++g_runs_generation; },
       "A graph's '_gpuprobe_run' was taken away: every graph_runs forgets the graphs it "

@@ -76,6 +76,7 @@ std::set<std::string> documented_keys() {
   doc << file.rdbuf();
   const std::string text = doc.str();
   const std::size_t begin = text.find("\n## JSON");
+  REQUIRE(begin != std::string::npos);
   const std::size_t end = text.find("\n## ", begin + 1);
   std::set<std::string> keys;
   std::istringstream lines(text.substr(begin, end - begin));

@@ -77,5 +77,69 @@ TEST_CASE("p99: needs 100 samples, fires going above, re-arms going below") {
   CHECK(fired[0].values[1].second > 50);
 }
 
+Event instant(const CallSite* site, std::uint64_t at_ms, std::uint32_t thread = 0) {
+  return Event{EventType::kInstant, thread, site, at_ms * kMs, at_ms * kMs, 0.0};
+}
+
+constexpr CallSite kRecompile1{"recompile 0/1: tensor 'x' size mismatch at index 0", "", "", 0,
+                               0, Category::kCompile};
+constexpr CallSite kRecompile2{"recompile 0/2: len(L['xs']) == 3", "", "", 0, 0,
+                               Category::kCompile};
+constexpr CallSite kLimitHit{"recompile limit hit: f (cache_size_limit 8)", "", "", 0, 0,
+                             Category::kCompile};
+constexpr CallSite kAppRecompile{"recompile 0/1: an app's own mark", "", "", 0, 0, Category::kApp};
+
+TEST_CASE("recompile: fires for the batch's last recompile, not for the limit's warning") {
+  const auto s = specs("recompile");
+  RangeTriggers t(s);
+  CHECK(observe(t, {instant(&kLimitHit, 5), instant(&kAppRecompile, 6), range(&kRequest, 0, 900)})
+            .empty());
+  const std::vector<Firing> fired =
+      observe(t, {instant(&kRecompile2, 200, 2), instant(&kRecompile1, 100, 1)});
+  REQUIRE(fired.size() == 1);
+  CHECK(fired[0].reason == "recompile 0/2: len(L['xs']) == 3");
+  CHECK(fired[0].at_tick == 200 * kMs);
+  CHECK(fired[0].thread == 2);
+  CHECK(fired[0].spec->text == "recompile");
+  CHECK(observe(t, {instant(&kRecompile1, 300)}).size() == 1);  // each batch's again
+}
+
+TEST_CASE("recompile>N/W: fires when more than N fall within W, re-arms at N or fewer") {
+  const auto s = specs("recompile>2/10s");
+  RangeTriggers t(s);
+  CHECK(observe(t, {instant(&kRecompile1, 0), instant(&kRecompile1, 1000)}).empty());
+  std::vector<Firing> fired = observe(t, {instant(&kRecompile2, 2000, 3)});
+  REQUIRE(fired.size() == 1);
+  CHECK(testing::contains(fired[0].reason, "recompile 0/2: len(L['xs']) == 3 (3 recompiles in "
+                                           "the last 10 s, more than 2)"));
+  CHECK(fired[0].thread == 3);
+  CHECK(fired[0].values[0].second == 3);
+  CHECK(observe(t, {instant(&kRecompile1, 3000)}).empty());  // still above: once
+  // 20 s later the storm left the window: one alone re-arms, then a new storm fires again.
+  CHECK(observe(t, {instant(&kRecompile1, 25'000)}).empty());
+  fired = observe(t, {instant(&kRecompile1, 26'000), instant(&kRecompile1, 27'000),
+                      instant(&kRecompile1, 28'000)});
+  REQUIRE(fired.size() == 1);
+  CHECK(fired[0].at_tick == 27'000 * kMs);  // the third within 10 s
+}
+
+TEST_CASE("recompile triggers parse, and a wrong one is the config's one error") {
+  std::vector<TriggerSpec> out;
+  REQUIRE(parse_triggers("slow:request>200ms+recompile>3/60s+recompile", &out).ok());
+  REQUIRE(out.size() == 3);
+  CHECK(out[1].kind == TriggerSpec::Kind::kRecompile);
+  CHECK(out[1].more_than == 3);
+  CHECK(out[1].window_ns == 60'000'000'000);
+  CHECK(out[2].kind == TriggerSpec::Kind::kRecompile);
+  CHECK(out[2].window_ns == 0);
+  for (const char* bad : {"recompile>3", "recompile>/60s", "recompile>x/60s", "recompile>3/1ms",
+                          "recompile>-1/60s", "recompiles", "recompile:f"}) {
+    CAPTURE(bad);
+    const Status s = parse_triggers(bad, &out);
+    CHECK_FALSE(s.ok());
+    CHECK(testing::contains(s.message(), "recompile>3/60s"));
+  }
+}
+
 }  // namespace
 }  // namespace gpuprobe::flight

@@ -132,3 +132,33 @@ def test_guards_off_records_none(recorded):
     out, _ = recorded['{"guards": false}']
     assert not [e for e in events(out / "t.json") if e.get("name", "").startswith("dynamo guards")]
     assert "gpuprobe_compile_guard_seconds" not in (out / "m.prom").read_text()
+
+
+# Sessions one after another in one process, the compiled graphs remembered across them: a
+# session's name table frees the names the next one does not intern again, so each session's
+# guards names are its own (once, a third session recorded a freed name).
+SESSIONS = textwrap.dedent("""
+    import sys, torch, gpuprobe, gpuprobe.torch as gt
+    out = sys.argv[1]
+    f = torch.compile(lambda x: x * 2 + 1)
+    x = torch.ones(8)
+    watcher = gt.watch_compile(cache_keys=False)
+    f(x); f(x)
+    for n in range(4):
+        with gpuprobe.Session(f"chrome={out}/s{n}.json"):
+            for _ in range(0 if n == 1 else 5):
+                f(x)
+    watcher.close()
+""")
+
+
+def test_sessions_one_after_another_keep_their_names(tmp_path):
+    script = tmp_path / "sessions.py"
+    script.write_text(SESSIONS)
+    result = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    for n, calls in ((0, 5), (1, 0), (2, 5), (3, 5)):
+        names = [e["name"] for e in events(tmp_path / f"s{n}.json")
+                 if e.get("name", "").startswith("dynamo guards")]
+        assert names == ["dynamo guards: [0] <lambda>"] * calls, (n, names)

@@ -95,6 +95,10 @@ class _Patch:
         self._cls = cls
         return None
 
+    @property
+    def installed(self):
+        return self._cls is not None
+
     def remove(self):
         if self._cls is not None and not _watchers:
             setattr(self._cls, self._where[2], self._original)
@@ -344,11 +348,13 @@ class CompileWatcher:
                                     hasattr(dynamo_utils, "get_compilation_metrics"))
         if not self._spans_from_metrics:
             self.unavailable.append("compile spans from metrics: compile ranges from callbacks")
-        _core._set_guards_min_ns(max(0, int(guards_min_us * 1e3)))
         for patch in (_graph_calls, _graph_tags) + ((_call_entries,) if guards else ()):
             missing = patch.install()
             if missing:
                 self.unavailable.append(missing)
+        if guards and _call_entries.installed:
+            # Process-wide: the last watcher that records them sets the threshold.
+            _core._set_guards(True, max(0, int(guards_min_us * 1e3)))
         # About 7 % more compile time (the artifacts torch formats for it), never at run time.
         log = (_structured_trace.trace_log(
             self.unavailable, "no cache outcomes, compile phases or generated code")
@@ -374,6 +380,9 @@ class CompileWatcher:
         return str(getattr(args[0], "compile_id", "")) if args else ""
 
     def _on_start(self, *args):
+        # A compile on this thread: the compiled call under way is not in its dispatch (its
+        # span, if any, would hold the compile and end at another frame's graph).
+        _core._compiled_call_graph(None)
         self._collect_metrics()  # where metrics come late, the previous compile's
         stack = getattr(self._tokens, "stack", None)
         if stack is None:
@@ -531,6 +540,8 @@ class CompileWatcher:
         _graph_calls.remove()
         _graph_tags.remove()
         _call_entries.remove()
+        if not _call_entries.installed:
+            _core._set_guards(False, 0)
         _metrics_exit.remove()
 
 
