@@ -34,10 +34,13 @@ bool is_forward_graph(const char* name) {
 void Guards::add(const ReportEvent& r) {
   const Event& e = *r.event;
   if (r.row == nullptr || e.type != EventType::kRange) return;
-  if (is_forward_graph(e.site->name)) {
-    ++result_.graph_runs;
-    result_.graph_ns += r.end_ns - r.begin_ns;
-  } else if (is_guards(e.site->name) &&
+  const char* name = e.site->name;
+  if (r.row->compiled_run != 0) {  // names.cc's compiled runs: graphs, and Dynamo's regions
+    if (is_forward_graph(name)) {
+      ++result_.graph_runs;
+      result_.graph_ns += r.end_ns - r.begin_ns;
+    }
+  } else if ((name[0] == 'd' || name[0] == 'T') && is_guards(name) &&
              std::find(rows_.begin(), rows_.end(), r.row) == rows_.end()) {
     rows_.push_back(r.row);  // its statistics are the name's, kept by Names
   }
