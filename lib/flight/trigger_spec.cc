@@ -10,9 +10,10 @@ namespace gpuprobe::flight {
 namespace {
 
 Status bad_trigger(std::string_view item, std::string_view why) {
-  return Status::Error("config key 'trigger': '" + std::string(item) + "' " + std::string(why) +
-                       " (expected slow:NAME>200ms, p99:NAME>50ms/10s, signal[:SIGUSR1], recompile or "
-                       "recompile>3/60s)");
+  return Status::Error(
+      "config key 'trigger': '" + std::string(item) + "' " + std::string(why) +
+      " (expected slow:NAME>200ms, p99:NAME>50ms/10s, signal[:SIGUSR1], recompile or "
+      "recompile>3/60s)");
 }
 
 // "99" -> 0.99, "99.9" -> 0.999, "50" -> 0.5: a percentile strictly between 0 and 100.
@@ -32,6 +33,14 @@ bool parse_signal(std::string_view text, int* signal) {
   if (text == "USR1") return *signal = SIGUSR1, true;
   if (text == "USR2") return *signal = SIGUSR2, true;
   return false;
+}
+
+// A trigger's rolling window: a duration from 100 ms to 24 h.
+Status parse_window(std::string_view item, std::string_view text, std::int64_t* window_ns) {
+  if (!base::parse_duration(text, 0, window_ns) || *window_ns < 100'000'000 ||
+      *window_ns > 86'400'000'000'000)
+    return bad_trigger(item, "has a window that is not a duration from 100ms to 24h");
+  return {};
 }
 
 Status parse_one(std::string_view item, TriggerSpec* t) {
@@ -59,10 +68,7 @@ Status parse_one(std::string_view item, TriggerSpec* t) {
         slash == std::string_view::npos)
       return bad_trigger(item, "is not recompile or recompile>COUNT/WINDOW");
     t->more_than = static_cast<std::uint32_t>(n);
-    if (!base::parse_duration(rest.substr(slash + 1), 0, &t->window_ns) ||
-        t->window_ns < 100'000'000 || t->window_ns > 86'400'000'000'000)
-      return bad_trigger(item, "has a window that is not a duration from 100ms to 24h");
-    return {};
+    return parse_window(item, rest.substr(slash + 1), &t->window_ns);
   }
   if (colon == std::string_view::npos) return bad_trigger(item, "has no ':'");
   std::string_view rest = item.substr(colon + 1);
@@ -78,9 +84,8 @@ Status parse_one(std::string_view item, TriggerSpec* t) {
     const std::size_t slash = threshold.find('/');
     if (slash == std::string_view::npos)
       return bad_trigger(item, "has no rolling window (e.g. >50ms/10s)");
-    if (!base::parse_duration(threshold.substr(slash + 1), 0, &t->window_ns) ||
-        t->window_ns < 100'000'000 || t->window_ns > 86'400'000'000'000)
-      return bad_trigger(item, "has a window that is not a duration from 100ms to 24h");
+    if (Status s = parse_window(item, threshold.substr(slash + 1), &t->window_ns); !s.ok())
+      return s;
     threshold = threshold.substr(0, slash);
   } else {
     return bad_trigger(item, "is of an unknown kind");

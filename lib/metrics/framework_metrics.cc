@@ -65,10 +65,14 @@ void FrameworkMetrics::add_compile(const Event& e, const TimeBase& time) {
     }
     if (starts_with(name, fe::kTritonCompile)) triton_compiles.add(duration_seconds(time, e));
     if (starts_with(name, fe::kTritonCacheLoad)) triton_loads.add(duration_seconds(time, e));
-    if (starts_with(name, fe::kDynamoGuards)) {
-      std::string frame(name + std::strlen(fe::kDynamoGuards));
-      if (guards.size() >= kMaxGuardFrames && guards.count(frame) == 0) frame = "other";
-      guards[frame].add(duration_seconds(time, e));
+    if (starts_with(name,
+                    fe::kDynamoGuards)) {  // every compiled call: a string only for a new frame
+      const std::string_view frame(name + sizeof fe::kDynamoGuards - 1);
+      auto it = guards.find(frame);
+      if (it == guards.end())
+        it = guards.try_emplace(std::string(guards.size() < kMaxGuardFrames ? frame : "other"))
+                 .first;
+      it->second.add(duration_seconds(time, e));
     }
     return;
   }

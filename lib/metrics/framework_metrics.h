@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -34,7 +35,7 @@ struct FrameworkMetrics {
   // Compiled calls' dispatch (Dynamo's guards), by frame ("[0] forward"): the first
   // kMaxGuardFrames frames seen have a label of their own, later ones "other".
   static constexpr std::size_t kMaxGuardFrames = 32;
-  std::map<std::string, Histogram> guards;
+  std::map<std::string, Histogram, std::less<>> guards;
   std::map<std::string, double> latest;  // the last value of each framework counter, by metric
 
   // Takes `e` when it is one of those events (true), else leaves it to the caller.
